@@ -1,0 +1,184 @@
+//! The one permission table. [`requirement`] says what a route needs, from its method and
+//! matched path; [`grants`] says which role has it. Change access here and nowhere else.
+
+use axum::http::Method;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Admin,
+    Manager,
+    Staff,
+    Viewer,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Admin, Role::Manager, Role::Staff, Role::Viewer];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Manager => "manager",
+            Role::Staff => "staff",
+            Role::Viewer => "viewer",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Self::ALL
+            .into_iter()
+            .find(|r| r.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+/// What the data behind a route is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    /// Villas, owners, staff, documents, photos, OTA credentials (management surface).
+    Villas,
+    /// The onboarding wizard and its uploads (`/api`).
+    Onboarding,
+    Maintenance,
+    Inventory,
+    Reporting,
+    /// Operators' routes: job queues, monitoring, internal docs.
+    Platform,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Delete,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// Open to anyone: health checks, public photo bytes, the API description.
+    Public,
+    /// Any valid token.
+    Authenticated,
+    Permission(Area, Access),
+}
+
+impl Requirement {
+    pub fn describe(self) -> String {
+        match self {
+            Requirement::Public | Requirement::Authenticated => "this route".into(),
+            Requirement::Permission(area, access) => {
+                format!("{access:?} access to {area:?}").to_lowercase()
+            }
+        }
+    }
+}
+
+/// Who may do what. Staff are the people in the field (technicians, storekeepers): they record
+/// maintenance and stock work but only read villas and reports.
+pub fn grants(role: Role, area: Area, access: Access) -> bool {
+    use Access::*;
+    use Area::*;
+    match role {
+        Role::Admin => true,
+        Role::Manager => area != Platform,
+        Role::Staff => match area {
+            Maintenance | Inventory => matches!(access, Read | Write),
+            Villas | Onboarding | Reporting => access == Read,
+            Platform => false,
+        },
+        Role::Viewer => area != Platform && access == Read,
+    }
+}
+
+pub fn allows(roles: &[Role], requirement: Requirement) -> bool {
+    match requirement {
+        Requirement::Public | Requirement::Authenticated => true,
+        Requirement::Permission(area, access) => roles.iter().any(|&r| grants(r, area, access)),
+    }
+}
+
+/// Routes open without a token (matched paths as registered).
+const PUBLIC: &[&str] = &[
+    "/api/health",
+    "/healthz",
+    "/readyz",
+    "/openapi.json",
+    "/dev/jwks.json",
+    "/api/photos-enhanced/public/{id}",
+    "/api/photos-enhanced/thumbnail/{id}",
+];
+
+/// What the route `path` (as registered, e.g. `/management/villas/{id}`) needs for `method`.
+pub fn requirement(method: &Method, path: &str) -> Requirement {
+    if PUBLIC.contains(&path) || path.starts_with("/swagger-ui") {
+        return Requirement::Public;
+    }
+    let access = if *method == Method::DELETE {
+        Access::Delete
+    } else if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        Access::Read
+    } else {
+        Access::Write
+    };
+    let first = path.trim_start_matches('/').split('/').next().unwrap_or("");
+    let area = match first {
+        // The onboarding surface's internal routes are for operators only.
+        "api" if path.starts_with("/api/docs/") || path.starts_with("/api/debug/") => {
+            Area::Platform
+        }
+        "api" => Area::Onboarding,
+        "management" => Area::Villas,
+        "maintenance" => Area::Maintenance,
+        "inventory" => Area::Inventory,
+        "reporting" => Area::Reporting,
+        _ => Area::Platform,
+    };
+    // Operators' routes need admin whatever the method.
+    let access = if area == Area::Platform {
+        Access::Write
+    } else {
+        access
+    };
+    Requirement::Permission(area, access)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table() {
+        let get = Method::GET;
+        let post = Method::POST;
+        assert_eq!(requirement(&get, "/api/health"), Requirement::Public);
+        assert_eq!(
+            requirement(&get, "/management/villas"),
+            Requirement::Permission(Area::Villas, Access::Read)
+        );
+        assert_eq!(
+            requirement(&Method::DELETE, "/management/villas/{id}"),
+            Requirement::Permission(Area::Villas, Access::Delete)
+        );
+        assert_eq!(
+            requirement(&get, "/api/docs/monitoring"),
+            Requirement::Permission(Area::Platform, Access::Write)
+        );
+        assert!(allows(
+            &[Role::Viewer],
+            requirement(&get, "/management/villas")
+        ));
+        assert!(!allows(
+            &[Role::Viewer],
+            requirement(&post, "/management/villas")
+        ));
+        assert!(!allows(&[Role::Manager], requirement(&get, "/admin/jobs")));
+        assert!(allows(&[Role::Admin], requirement(&get, "/admin/jobs")));
+        assert!(allows(
+            &[Role::Staff],
+            requirement(&post, "/inventory/movements")
+        ));
+        assert!(!allows(
+            &[Role::Staff],
+            requirement(&post, "/management/villas")
+        ));
+        assert!(!allows(&[], requirement(&get, "/management/villas")));
+    }
+}

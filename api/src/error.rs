@@ -1,0 +1,321 @@
+//! One error type for every handler, rendered per surface.
+//!
+//! A handler returns [`AppError`]; its `IntoResponse` attaches an [`ErrorInfo`] to the response.
+//! The [`render_errors`] middleware, which wraps the whole app, then writes the body in the shape
+//! of the surface the request was for. Responses the framework or a tower layer made on its own
+//! (404 for an unknown route, 405, 413, 408) carry no `ErrorInfo`; the middleware gives them one
+//! from their status, so no client ever sees a framework default body.
+
+use axum::{
+    Json,
+    body::Body,
+    extract::Request,
+    http::{HeaderValue, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use domain::FieldError;
+use serde_json::{Value, json};
+
+use crate::surface::Surface;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    /// The entity that was not found, in words ("villa", "work order").
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("validation failed")]
+    Validation(Vec<FieldError>),
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("the record was changed since it was read")]
+    PreconditionFailed,
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("the request body is larger than allowed")]
+    PayloadTooLarge,
+    #[error("too many requests")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("{0}")]
+    Unavailable(String),
+    /// Never shown to clients: logged with the request id, answered as a generic 500.
+    #[error(transparent)]
+    Internal(anyhow::Error),
+}
+
+/// What the renderer needs to know of a failure.
+#[derive(Debug, Clone)]
+pub struct ErrorInfo {
+    pub status: StatusCode,
+    /// Generic code (NOT_FOUND, VALIDATION_ERROR, ...).
+    pub code: &'static str,
+    pub message: String,
+    pub fields: Vec<FieldError>,
+    /// For NOT_FOUND: the entity, which the maintenance surface names in its code.
+    pub entity: Option<&'static str>,
+    pub retry_after_secs: Option<u64>,
+    /// Extra members for the body (for example inventory's `available`/`requested`).
+    pub extra: Option<Value>,
+}
+
+impl ErrorInfo {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            fields: Vec::new(),
+            entity: None,
+            retry_after_secs: None,
+            extra: None,
+        }
+    }
+
+    /// For a response the framework made without an `ErrorInfo`.
+    fn from_status(status: StatusCode) -> Self {
+        let (code, message) = match status {
+            StatusCode::NOT_FOUND => ("NOT_FOUND", "no such route"),
+            StatusCode::METHOD_NOT_ALLOWED => (
+                "METHOD_NOT_ALLOWED",
+                "this method is not allowed on this route",
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE => (
+                "PAYLOAD_TOO_LARGE",
+                "the request body is larger than allowed",
+            ),
+            StatusCode::REQUEST_TIMEOUT => ("REQUEST_TIMEOUT", "the request took too long"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                ("UNSUPPORTED_MEDIA_TYPE", "unsupported content type")
+            }
+            StatusCode::UNAUTHORIZED => ("UNAUTHORIZED", "authentication required"),
+            StatusCode::FORBIDDEN => ("FORBIDDEN", "not allowed"),
+            StatusCode::UNPROCESSABLE_ENTITY | StatusCode::BAD_REQUEST => {
+                ("BAD_REQUEST", "bad request")
+            }
+            s if s.is_server_error() => ("SERVER_ERROR", "internal server error"),
+            _ => ("BAD_REQUEST", "bad request"),
+        };
+        // 422 is axum's default for bodies that do not fit; the contract says 400.
+        let status = if status == StatusCode::UNPROCESSABLE_ENTITY {
+            StatusCode::BAD_REQUEST
+        } else {
+            status
+        };
+        Self::new(status, code, message)
+    }
+}
+
+impl From<domain::Error> for AppError {
+    fn from(e: domain::Error) -> Self {
+        match e {
+            domain::Error::NotFound(what) => AppError::NotFound(what),
+            domain::Error::Validation(fields) => AppError::Validation(fields),
+            domain::Error::Conflict(m) => AppError::Conflict(m),
+            domain::Error::PreconditionFailed => AppError::PreconditionFailed,
+            domain::Error::Database(e) => AppError::Internal(e.into()),
+            domain::Error::Internal(e) => AppError::Internal(e),
+        }
+    }
+}
+
+impl From<sqlx::Error> for AppError {
+    fn from(e: sqlx::Error) -> Self {
+        AppError::Internal(e.into())
+    }
+}
+
+impl AppError {
+    pub fn invalid(
+        field: impl Into<String>,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
+        AppError::Validation(vec![FieldError::new(field, code, message)])
+    }
+
+    pub fn info(&self) -> ErrorInfo {
+        match self {
+            AppError::Unauthorized(m) => {
+                ErrorInfo::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", m)
+            }
+            AppError::Forbidden(m) => ErrorInfo::new(StatusCode::FORBIDDEN, "FORBIDDEN", m),
+            AppError::NotFound(what) => {
+                let mut i = ErrorInfo::new(
+                    StatusCode::NOT_FOUND,
+                    "NOT_FOUND",
+                    format!("{what} not found"),
+                );
+                i.entity = Some(what);
+                i
+            }
+            AppError::Validation(fields) => {
+                let mut i = ErrorInfo::new(
+                    StatusCode::BAD_REQUEST,
+                    "VALIDATION_ERROR",
+                    match fields.as_slice() {
+                        [one] => format!("{}: {}", one.field, one.message),
+                        _ => format!("{} fields are invalid", fields.len()),
+                    },
+                );
+                i.fields = fields.clone();
+                i
+            }
+            AppError::BadRequest { code, message } => {
+                ErrorInfo::new(StatusCode::BAD_REQUEST, code, message)
+            }
+            AppError::Conflict(m) => ErrorInfo::new(StatusCode::CONFLICT, "CONFLICT", m),
+            AppError::PreconditionFailed => ErrorInfo::new(
+                StatusCode::PRECONDITION_FAILED,
+                "PRECONDITION_FAILED",
+                "the record was changed since it was read (If-Match does not match its ETag); reload it and try again",
+            ),
+            AppError::UnsupportedMediaType(m) => ErrorInfo::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "UNSUPPORTED_MEDIA_TYPE",
+                m,
+            ),
+            AppError::PayloadTooLarge => ErrorInfo::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                "the request body is larger than allowed",
+            ),
+            AppError::RateLimited { retry_after_secs } => {
+                let mut i = ErrorInfo::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "RATE_LIMIT_EXCEEDED",
+                    "too many requests",
+                );
+                i.retry_after_secs = Some(*retry_after_secs);
+                i
+            }
+            AppError::Unavailable(m) => {
+                ErrorInfo::new(StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE", m)
+            }
+            AppError::Internal(_) => ErrorInfo::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "SERVER_ERROR",
+                "internal server error",
+            ),
+        }
+    }
+}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        if let AppError::Internal(e) = &self {
+            // The request id is on the span of the request (see http::trace).
+            tracing::error!(error = format!("{e:#}"), "internal error");
+        }
+        let info = self.info();
+        let mut res = Response::new(Body::empty());
+        *res.status_mut() = info.status;
+        res.extensions_mut().insert(info);
+        res
+    }
+}
+
+/// Writes every error response in the shape of the request's surface.
+pub async fn render_errors(req: Request, next: Next) -> Response {
+    let surface = Surface::of_path(req.uri().path());
+    let res = next.run(req).await;
+    let status = res.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let info = match parts.extensions.remove::<ErrorInfo>() {
+        Some(info) => info,
+        None => {
+            // A framework response; its plain-text body is replaced.
+            drop(body);
+            ErrorInfo::from_status(status)
+        }
+    };
+    parts.status = info.status;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    if let Some(secs) = info.retry_after_secs {
+        parts
+            .headers
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    let body = Json(body_for(surface, &info)).into_response().into_body();
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Response::from_parts(parts, body)
+}
+
+/// The error body of `surface` (ARCHITECTURE.md table).
+pub fn body_for(surface: Surface, info: &ErrorInfo) -> Value {
+    let status = info.status.as_u16();
+    let mut body = match surface {
+        Surface::Management | Surface::Platform => json!({
+            "error": {
+                "code": info.code,
+                "message": info.message,
+                "details": info.fields.iter().map(|f| json!({"field": f.field, "message": f.message})).collect::<Vec<_>>(),
+            }
+        }),
+        Surface::Onboarding => json!({
+            "statusCode": status,
+            "statusMessage": info.message,
+            "data": {
+                "code": info.code,
+                "errors": info.fields.iter().map(|f| json!({"field": f.field, "message": f.message, "code": f.code})).collect::<Vec<_>>(),
+            }
+        }),
+        Surface::Maintenance => {
+            let code = match (info.code, info.entity) {
+                ("NOT_FOUND", Some(entity)) => format!(
+                    "{}_NOT_FOUND",
+                    entity.to_uppercase().replace([' ', '-'], "_")
+                ),
+                (code, _) => code.to_owned(),
+            };
+            let mut b =
+                json!({"error": {"code": code, "message": info.message, "statusCode": status}});
+            if !info.fields.is_empty() {
+                b["error"]["fields"] = json!(
+                    info.fields
+                        .iter()
+                        .map(|f| json!({"field": f.field, "message": f.message}))
+                        .collect::<Vec<_>>()
+                );
+            }
+            b
+        }
+        Surface::Inventory => {
+            let mut details = json!({});
+            if !info.fields.is_empty() {
+                details["fields"] = json!(
+                    info.fields
+                        .iter()
+                        .map(|f| json!({"field": f.field, "message": f.message}))
+                        .collect::<Vec<_>>()
+                );
+            }
+            json!({"error": {"code": info.code, "message": info.message, "details": details}})
+        }
+        Surface::Reporting => json!({
+            "error": {"code": info.code, "message": info.message, "retryAfter": info.retry_after_secs}
+        }),
+    };
+    if let Some(Value::Object(extra)) = &info.extra {
+        let target = match surface {
+            Surface::Onboarding => &mut body["data"],
+            Surface::Inventory => &mut body["error"]["details"],
+            _ => &mut body["error"],
+        };
+        if let Value::Object(map) = target {
+            map.extend(extra.clone());
+        }
+    }
+    body
+}

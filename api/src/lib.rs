@@ -1,0 +1,110 @@
+//! The HTTP API (binary `villa-api`): one module per surface (`management`, ... ; the onboarding
+//! surface's `/api/health` is in `platform::health`), each with one file per resource.
+
+pub mod auth;
+pub mod error;
+pub mod extract;
+pub mod http;
+pub mod management;
+pub mod openapi;
+pub mod platform;
+pub mod state;
+pub mod surface;
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use axum::{Router, extract::DefaultBodyLimit, middleware};
+use domain::settings::{ApiSettings, CoreSettings};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tower::ServiceBuilder;
+use tower_http::{
+    limit::RequestBodyLimitLayer,
+    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
+    timeout::TimeoutLayer,
+};
+use utoipa::OpenApi as _;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::{auth::JwksVerifier, error::AppError, state::AppState};
+
+/// Every route, with auth, error rendering and the cross-cutting layers. `dev_jwks` mounts the
+/// development key's JWKS (development only).
+pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
+    let (router, openapi) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(platform::health::router())
+        .merge(platform::jobs::router())
+        .merge(management::router())
+        .split_for_parts();
+    let mut router = router.merge(SwaggerUi::new("/swagger-ui").url("/openapi.json", openapi));
+    if let Some(jwks) = dev_jwks {
+        router = router.merge(platform::dev::router(jwks));
+    }
+    let api = &state.api;
+    let body_limit = api.body_limit_bytes;
+    router
+        .fallback(|| async { AppError::NotFound("route") })
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::authorize,
+        ))
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(
+            ServiceBuilder::new()
+                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+                .layer(PropagateRequestIdLayer::x_request_id())
+                .layer(middleware::from_fn(http::log_requests))
+                .layer(middleware::from_fn(http::preflight_no_content))
+                .layer(http::cors(api))
+                .layer(middleware::from_fn(error::render_errors))
+                .layer(TimeoutLayer::with_status_code(
+                    axum::http::StatusCode::REQUEST_TIMEOUT,
+                    api.request_timeout,
+                ))
+                .layer(RequestBodyLimitLayer::new(body_limit)),
+        )
+        .with_state(state)
+}
+
+/// Builds the state: pool, queues, verifier. Applies migrations when `migrate` is set (only the
+/// API process does, at start).
+pub async fn state(
+    core: CoreSettings,
+    api: ApiSettings,
+    migrate: bool,
+) -> anyhow::Result<AppState> {
+    let pool = domain::db::connect(&core.database_url, core.db_max_connections)
+        .await
+        .context("DATABASE_URL: cannot connect to Postgres")?;
+    if migrate {
+        domain::MIGRATOR
+            .run(&pool)
+            .await
+            .context("applying migrations")?;
+    }
+    let queues = jobs::JobQueues::new(&core.redis_url, &core.redis_prefix)
+        .context("REDIS_URL is not a Redis address")?;
+    Ok(AppState {
+        pool,
+        queues,
+        verifier: Arc::new(JwksVerifier::new(api.auth.clone())),
+        core: Arc::new(core),
+        api: Arc::new(api),
+    })
+}
+
+/// Serves until `shutdown` completes, then lets in-flight requests finish.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+}

@@ -1,0 +1,211 @@
+//! Operators' view of the job pipeline (admin only, see auth::permissions):
+//! `GET /admin/queues`, `GET /admin/jobs`, `GET /admin/jobs/{id}`,
+//! `POST /admin/jobs/{id}/retry`, `POST /admin/jobs/diagnostic`.
+
+use axum::{Json, extract::State, http::StatusCode};
+use domain::{
+    FieldError,
+    job_store::{self, JobRecord, JobStatus, QueueCounts},
+    pagination::{PageRequest, Pagination},
+};
+use jobs::{
+    Job, Queue,
+    system::{DiagnosticJob, MAX_DIAGNOSTIC_SLEEP_MS},
+};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+use crate::{
+    error::AppError,
+    extract::{ApiJson, ApiPath, ApiQuery},
+    state::AppState,
+};
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueOverview {
+    #[serde(flatten)]
+    counts: QueueCounts,
+    /// Deliveries waiting in Redis; `null` when Redis is unreachable.
+    redis_backlog: Option<u64>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct QueuesResponse {
+    data: Vec<QueueOverview>,
+}
+
+/// Depth and job states of every queue.
+#[utoipa::path(get, path = "/admin/queues", tag = "admin",
+    responses((status = 200, body = QueuesResponse), (status = 401), (status = 403)))]
+pub async fn queues(State(state): State<AppState>) -> Result<Json<QueuesResponse>, AppError> {
+    let counts = job_store::counts_by_queue(&state.pool).await?;
+    let mut data = Vec::new();
+    for queue in Queue::ALL {
+        let counts = counts
+            .iter()
+            .find(|c| c.queue == queue.name())
+            .cloned()
+            .unwrap_or(QueueCounts {
+                queue: queue.name().to_owned(),
+                queued: 0,
+                running: 0,
+                succeeded: 0,
+                failed: 0,
+                oldest_queued_secs: None,
+            });
+        data.push(QueueOverview {
+            counts,
+            redis_backlog: state.queues.backlog(queue).await.ok(),
+        });
+    }
+    Ok(Json(QueuesResponse { data }))
+}
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct JobListQuery {
+    /// QUEUED, RUNNING, SUCCEEDED or FAILED.
+    status: Option<String>,
+    queue: Option<String>,
+    page: Option<String>,
+    limit: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct JobList {
+    data: Vec<JobRecord>,
+    pagination: Pagination,
+}
+
+/// Most recent jobs, newest first, filtered by status and queue.
+#[utoipa::path(get, path = "/admin/jobs", tag = "admin", params(JobListQuery),
+    responses((status = 200, body = JobList), (status = 400), (status = 401), (status = 403)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<JobListQuery>,
+) -> Result<Json<JobList>, AppError> {
+    let mut errors: Vec<FieldError> = Vec::new();
+    let page = PageRequest::parse(q.page.as_deref(), q.limit.as_deref()).map_err(|e| match e {
+        domain::Error::Validation(f) => errors.extend(f),
+        _ => {}
+    });
+    let status = match q.status.as_deref() {
+        None => None,
+        Some(s) => JobStatus::parse(s).or_else(|| {
+            errors.push(FieldError::new(
+                "status",
+                "invalid_value",
+                "must be QUEUED, RUNNING, SUCCEEDED or FAILED",
+            ));
+            None
+        }),
+    };
+    let queue = match q.queue.as_deref() {
+        None => None,
+        Some(name) => Queue::parse(name).or_else(|| {
+            let names: Vec<&str> = Queue::ALL.iter().map(|q| q.name()).collect();
+            errors.push(FieldError::new(
+                "queue",
+                "invalid_value",
+                format!("must be one of {}", names.join(", ")),
+            ));
+            None
+        }),
+    };
+    let (Ok(page), true) = (page, errors.is_empty()) else {
+        return Err(AppError::Validation(errors));
+    };
+    let (data, total) = job_store::recent(
+        &state.pool,
+        status,
+        queue.map(Queue::name),
+        i64::from(page.limit),
+        page.offset(),
+    )
+    .await?;
+    Ok(Json(JobList {
+        data,
+        pagination: Pagination {
+            page: page.page,
+            limit: page.limit,
+            total,
+        },
+    }))
+}
+
+/// One job: status, attempts, progress, result or error.
+#[utoipa::path(get, path = "/admin/jobs/{id}", tag = "admin", params(("id" = Uuid, Path)),
+    responses((status = 200, body = JobRecord), (status = 400), (status = 404)))]
+pub async fn get(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<Json<JobRecord>, AppError> {
+    job_store::get(&state.pool, id)
+        .await?
+        .map(Json)
+        .ok_or(AppError::NotFound("job"))
+}
+
+/// Queues a FAILED job again with fresh attempts. 409 when the job is not FAILED.
+#[utoipa::path(post, path = "/admin/jobs/{id}/retry", tag = "admin", params(("id" = Uuid, Path)),
+    responses((status = 202, body = JobRecord), (status = 404), (status = 409)))]
+pub async fn retry(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<(StatusCode, Json<JobRecord>), AppError> {
+    let job = job_store::get(&state.pool, id)
+        .await?
+        .ok_or(AppError::NotFound("job"))?;
+    if !job_store::retry_failed(&state.pool, id).await? {
+        return Err(AppError::Conflict(format!(
+            "job {id} is {}, only FAILED jobs can be retried",
+            job.status
+        )));
+    }
+    if let Some(queue) = Queue::parse(&job.queue)
+        && let Err(error) = state.queues.push_ids(queue, &[id]).await
+    {
+        tracing::warn!(%error, "push failed; the dispatcher will push the job");
+    }
+    let job = job_store::get(&state.pool, id)
+        .await?
+        .ok_or(AppError::NotFound("job"))?;
+    Ok((StatusCode::ACCEPTED, Json(job)))
+}
+
+/// Enqueues a diagnostic job to check the pipeline end to end; poll `/admin/jobs/{id}`.
+#[utoipa::path(post, path = "/admin/jobs/diagnostic", tag = "admin",
+    request_body(content = Object, description = "`{sleepMs?: 0..60000, failAttempts?: number, note?: string}`"),
+    responses((status = 202, body = JobRecord), (status = 400)))]
+pub async fn diagnostic(
+    State(state): State<AppState>,
+    ApiJson(job): ApiJson<DiagnosticJob>,
+) -> Result<(StatusCode, Json<JobRecord>), AppError> {
+    if job.sleep_ms > MAX_DIAGNOSTIC_SLEEP_MS {
+        return Err(AppError::invalid(
+            "sleepMs",
+            "out_of_range",
+            format!("at most {MAX_DIAGNOSTIC_SLEEP_MS}"),
+        ));
+    }
+    let mut tx = state.pool.begin().await?;
+    let enqueued = job.enqueue(&mut tx).await?;
+    tx.commit().await?;
+    state.queues.push(&[enqueued]).await;
+    let record = job_store::get(&state.pool, enqueued.id)
+        .await?
+        .ok_or(AppError::NotFound("job"))?;
+    Ok((StatusCode::ACCEPTED, Json(record)))
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(queues))
+        .routes(routes!(list))
+        .routes(routes!(diagnostic))
+        .routes(routes!(get))
+        .routes(routes!(retry))
+}

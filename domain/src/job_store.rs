@@ -1,0 +1,387 @@
+//! The job rows (migrations/0001_jobs.sql). Every state change is one conditional statement, so
+//! two workers, a duplicate delivery or a reaper racing a finishing worker cannot both win.
+//!
+//! QUEUED --claim--> RUNNING --succeed--> SUCCEEDED
+//!                      |--fail (attempts left)--> QUEUED (run_at = now + backoff)
+//!                      |--fail (no attempts left)--> FAILED
+//!                      |--lease expired (worker died)--> QUEUED, or FAILED if it was the last attempt
+//!                      '--hand back (graceful shutdown)--> QUEUED, attempt not counted
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum JobStatus {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl JobStatus {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "QUEUED" => Self::Queued,
+            "RUNNING" => Self::Running,
+            "SUCCEEDED" => Self::Succeeded,
+            "FAILED" => Self::Failed,
+            _ => return None,
+        })
+    }
+}
+
+/// A job to write. `dedupe_key` makes the enqueue a no-op when a job with that key exists.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    pub id: Uuid,
+    pub kind: &'static str,
+    pub queue: &'static str,
+    pub payload: Value,
+    pub max_attempts: i32,
+    pub dedupe_key: Option<String>,
+}
+
+/// Inserts the row on the caller's connection (inside its transaction). Returns `None` when
+/// `dedupe_key` was already taken: the work is already enqueued or done.
+pub async fn insert(conn: &mut PgConnection, job: &NewJob) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO jobs (id, kind, queue, payload, max_attempts, dedupe_key, pushed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, now())
+         ON CONFLICT (dedupe_key) DO NOTHING
+         RETURNING id",
+    )
+    .bind(job.id)
+    .bind(job.kind)
+    .bind(job.queue)
+    .bind(&job.payload)
+    .bind(job.max_attempts)
+    .bind(&job.dedupe_key)
+    .fetch_optional(conn)
+    .await
+}
+
+/// A job this worker now holds the lease of.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ClaimedJob {
+    pub id: Uuid,
+    pub kind: String,
+    pub payload: Value,
+    /// This run's number, from 1.
+    pub attempts: i32,
+    pub max_attempts: i32,
+}
+
+/// Takes the job if it is QUEUED and due. `None` for a duplicate delivery, a job another worker
+/// holds, a finished one, or a retry whose backoff has not elapsed (the dispatcher pushes it again
+/// when it is due).
+pub async fn claim(
+    pool: &PgPool,
+    id: Uuid,
+    worker: &str,
+    lease: Duration,
+) -> Result<Option<ClaimedJob>, sqlx::Error> {
+    sqlx::query_as(
+        "UPDATE jobs
+         SET status = 'RUNNING', attempts = attempts + 1, locked_by = $2,
+             locked_until = now() + $3 * interval '1 millisecond',
+             started_at = coalesce(started_at, now()), updated_at = now()
+         WHERE id = $1 AND status = 'QUEUED' AND run_at <= now()
+         RETURNING id, kind, payload, attempts, max_attempts",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(millis(lease))
+    .fetch_optional(pool)
+    .await
+}
+
+/// Marks the job done, if this worker still holds it. Returns whether it did.
+pub async fn succeed(
+    pool: &PgPool,
+    id: Uuid,
+    worker: &str,
+    result: &Value,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE jobs
+         SET status = 'SUCCEEDED', result = $3, progress = 100, error = NULL,
+             locked_by = NULL, locked_until = NULL, finished_at = now(), updated_at = now()
+         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING'",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(result)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records a failed run: back to QUEUED after `retry_in`, or FAILED when `retry_in` is `None`.
+pub async fn fail(
+    pool: &PgPool,
+    id: Uuid,
+    worker: &str,
+    error: &str,
+    retry_in: Option<Duration>,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE jobs
+         SET status = CASE WHEN $4::bigint IS NULL THEN 'FAILED' ELSE 'QUEUED' END,
+             run_at = CASE WHEN $4::bigint IS NULL THEN run_at
+                           ELSE now() + $4 * interval '1 millisecond' END,
+             finished_at = CASE WHEN $4::bigint IS NULL THEN now() ELSE NULL END,
+             error = $3, pushed_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
+         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING'",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(error)
+    .bind(retry_in.map(millis))
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Reports progress (0-100) of a running job, for the status a frontend polls.
+pub async fn set_progress(
+    pool: &PgPool,
+    id: Uuid,
+    worker: &str,
+    progress: u8,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE jobs SET progress = $3, updated_at = now()
+         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING'",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(i16::from(progress.min(100)))
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Renews the lease of every job `worker` is running. One statement per worker process per tick.
+pub async fn renew_leases(
+    pool: &PgPool,
+    worker: &str,
+    lease: Duration,
+) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE jobs SET locked_until = now() + $2 * interval '1 millisecond'
+         WHERE locked_by = $1 AND status = 'RUNNING'",
+    )
+    .bind(worker)
+    .bind(millis(lease))
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Graceful shutdown: jobs `worker` still runs go back to QUEUED without counting the attempt.
+pub async fn hand_back(pool: &PgPool, worker: &str) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE jobs
+         SET status = 'QUEUED', attempts = greatest(attempts - 1, 0), pushed_at = NULL,
+             locked_by = NULL, locked_until = NULL, updated_at = now()
+         WHERE locked_by = $1 AND status = 'RUNNING'",
+    )
+    .bind(worker)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Jobs whose worker stopped renewing its lease (it died) are queued again, or FAILED when that
+/// was their last attempt. Returns how many were requeued.
+pub async fn reap_expired_leases(pool: &PgPool) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE jobs
+         SET status = CASE WHEN attempts >= max_attempts THEN 'FAILED' ELSE 'QUEUED' END,
+             finished_at = CASE WHEN attempts >= max_attempts THEN now() ELSE NULL END,
+             error = 'the worker running this job stopped (lease ' || locked_by || ' expired)',
+             pushed_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
+         WHERE status = 'RUNNING' AND locked_until < now()",
+    )
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Picks QUEUED, due jobs of `queues` that need a (re)push and stamps them as pushed now, so that
+/// several dispatchers never push one row in the same round. A row qualifies when it was never
+/// pushed (retry, lease reaped, handed back), or was pushed longer than `stale_after` ago.
+pub async fn take_for_dispatch(
+    pool: &PgPool,
+    queues: &[&str],
+    stale_after: Duration,
+    limit: i64,
+) -> Result<Vec<(Uuid, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "UPDATE jobs SET pushed_at = now()
+         WHERE id IN (
+             SELECT id FROM jobs
+             WHERE status = 'QUEUED' AND queue = ANY($1) AND run_at <= now()
+               AND (pushed_at IS NULL OR pushed_at < now() - $2 * interval '1 millisecond')
+             ORDER BY run_at
+             LIMIT $3
+             FOR UPDATE SKIP LOCKED)
+         RETURNING id, queue",
+    )
+    .bind(queues)
+    .bind(millis(stale_after))
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// Undoes the pushed stamp of rows whose push failed, so the next round takes them at once.
+pub async fn unmark_pushed(pool: &PgPool, ids: &[Uuid]) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE jobs SET pushed_at = NULL WHERE id = ANY($1) AND status = 'QUEUED'")
+        .bind(ids)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Deletes finished jobs older than `age`; the scheduler runs it daily.
+pub async fn purge_finished(pool: &PgPool, age: Duration) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "DELETE FROM jobs WHERE status IN ('SUCCEEDED', 'FAILED')
+         AND finished_at < now() - $1 * interval '1 millisecond'",
+    )
+    .bind(millis(age))
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// What the status routes show of a job.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobRecord {
+    pub id: Uuid,
+    pub kind: String,
+    pub queue: String,
+    pub status: String,
+    pub attempts: i32,
+    pub max_attempts: i32,
+    pub progress: i16,
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    pub run_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub updated_at: DateTime<Utc>,
+}
+
+macro_rules! record_columns {
+    () => {
+        "id, kind, queue, status, attempts, max_attempts, progress, result, error,
+         run_at, created_at, started_at, finished_at, updated_at"
+    };
+}
+
+pub async fn get(pool: &PgPool, id: Uuid) -> Result<Option<JobRecord>, sqlx::Error> {
+    sqlx::query_as(concat!(
+        "SELECT ",
+        record_columns!(),
+        " FROM jobs WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+}
+
+/// Most recent jobs, optionally of one status and queue (operators' view).
+pub async fn recent(
+    pool: &PgPool,
+    status: Option<JobStatus>,
+    queue: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<JobRecord>, i64), sqlx::Error> {
+    let status = status.map(|s| match s {
+        JobStatus::Queued => "QUEUED",
+        JobStatus::Running => "RUNNING",
+        JobStatus::Succeeded => "SUCCEEDED",
+        JobStatus::Failed => "FAILED",
+    });
+    let rows = sqlx::query_as(concat!(
+        "SELECT ",
+        record_columns!(),
+        " FROM jobs
+         WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR queue = $2)
+         ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+    ))
+    .bind(status)
+    .bind(queue)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(pool)
+    .await?;
+    let total = sqlx::query_scalar(
+        "SELECT count(*) FROM jobs
+         WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR queue = $2)",
+    )
+    .bind(status)
+    .bind(queue)
+    .fetch_one(pool)
+    .await?;
+    Ok((rows, total))
+}
+
+/// Count of jobs per queue and status, with the age of the oldest waiting one.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueCounts {
+    pub queue: String,
+    pub queued: i64,
+    pub running: i64,
+    pub succeeded: i64,
+    pub failed: i64,
+    /// Seconds the oldest due QUEUED job has waited.
+    pub oldest_queued_secs: Option<f64>,
+}
+
+pub async fn counts_by_queue(pool: &PgPool) -> Result<Vec<QueueCounts>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT queue,
+                count(*) FILTER (WHERE status = 'QUEUED') AS queued,
+                count(*) FILTER (WHERE status = 'RUNNING') AS running,
+                count(*) FILTER (WHERE status = 'SUCCEEDED') AS succeeded,
+                count(*) FILTER (WHERE status = 'FAILED') AS failed,
+                extract(epoch FROM now() - min(run_at) FILTER (WHERE status = 'QUEUED' AND run_at <= now()))::float8
+                    AS oldest_queued_secs
+         FROM jobs GROUP BY queue ORDER BY queue",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Operators' retry of a FAILED job: queued again with a fresh set of attempts. Returns false
+/// when the job is not FAILED (nothing to retry).
+pub async fn retry_failed(pool: &PgPool, id: Uuid) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE jobs
+         SET status = 'QUEUED', attempts = 0, error = NULL, result = NULL, progress = 0,
+             run_at = now(), pushed_at = NULL, finished_at = NULL, updated_at = now()
+         WHERE id = $1 AND status = 'FAILED'",
+    )
+    .bind(id)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

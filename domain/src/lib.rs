@@ -1,0 +1,15 @@
+//! What every process of the platform shares: settings, the database pool and migrations, the
+//! entities and their SQL, field encryption, and the error type those return. No HTTP framework
+//! and no queue library here: `api` and `workers` build on this.
+
+pub mod crypto;
+pub mod db;
+pub mod error;
+pub mod job_store;
+pub mod pagination;
+pub mod process;
+pub mod settings;
+pub mod villas;
+
+pub use db::MIGRATOR;
+pub use error::{Error, FieldError, Result};

@@ -1,0 +1,364 @@
+//! Settings from the environment (ARCHITECTURE.md, "Configuration"). In production a missing or
+//! malformed value stops the process at start with a message naming every offending variable; in
+//! development each has a local default so `scripts/dev` runs with nothing set.
+
+use std::{env, fmt, path::PathBuf, str::FromStr, time::Duration};
+
+use base64::Engine as _;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppEnv {
+    Development,
+    Production,
+}
+
+impl AppEnv {
+    pub fn is_development(self) -> bool {
+        self == AppEnv::Development
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageBackend {
+    Local,
+    S3,
+}
+
+/// Settings every process needs (API, workers, scheduler).
+#[derive(Clone)]
+pub struct CoreSettings {
+    pub app_env: AppEnv,
+    pub database_url: String,
+    pub redis_url: String,
+    pub storage_backend: StorageBackend,
+    pub storage_local_dir: PathBuf,
+    pub data_encryption_key: [u8; 32],
+    /// Prefix of every Redis key the platform writes (`REDIS_QUEUE_PREFIX`, default `villa`).
+    pub redis_prefix: String,
+    pub db_max_connections: u32,
+    pub jobs: JobSettings,
+    pub log_json: bool,
+}
+
+impl fmt::Debug for CoreSettings {
+    // Written by hand so that the encryption key can never reach a log line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CoreSettings")
+            .field("app_env", &self.app_env)
+            .field("storage_backend", &self.storage_backend)
+            .field("storage_local_dir", &self.storage_local_dir)
+            .field("redis_prefix", &self.redis_prefix)
+            .field("db_max_connections", &self.db_max_connections)
+            .field("jobs", &self.jobs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Tuning of the job pipeline; the defaults are what production runs with.
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    /// How long a claimed job is leased to its worker; renewed while it runs. A worker that died
+    /// loses its jobs to another after at most this long plus one reaper tick.
+    pub lease: Duration,
+    /// A QUEUED row whose id was handed to Redis this long ago and has not been claimed is pushed
+    /// again (Redis lost it, or the process died between commit and push).
+    pub redispatch_after: Duration,
+    /// How often an idle worker asks Redis for work.
+    pub poll_interval: Duration,
+    /// Jobs one worker process runs at once per queue.
+    pub concurrency: usize,
+    /// On SIGTERM, how long in-flight jobs may take to finish before they are handed back.
+    pub shutdown_grace: Duration,
+}
+
+/// Settings of the HTTP API only.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    pub port: u16,
+    pub auth: AuthSettings,
+    /// `None` means any origin (`*`), allowed only in development.
+    pub cors_origins: Option<Vec<String>>,
+    pub body_limit_bytes: usize,
+    pub request_timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct AuthSettings {
+    pub jwks_url: String,
+    pub issuer: String,
+    pub audience: String,
+    pub roles_claim: String,
+}
+
+/// Reads variables and collects every problem, so one start names all of them.
+struct Env {
+    production: bool,
+    problems: Vec<String>,
+}
+
+impl Env {
+    fn raw(name: &str) -> Option<String> {
+        env::var(name)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// A required setting: in development `dev_default` is used when it is absent.
+    fn required(&mut self, name: &str, dev_default: impl FnOnce() -> String) -> String {
+        match Self::raw(name) {
+            Some(v) => v,
+            None if !self.production => dev_default(),
+            None => {
+                self.problems
+                    .push(format!("{name} is required in production"));
+                String::new()
+            }
+        }
+    }
+
+    /// A setting with a default that holds in every environment.
+    fn parsed<T: FromStr>(&mut self, name: &str, default: T, what: &str) -> T {
+        match Self::raw(name) {
+            None => default,
+            Some(v) => v.parse().unwrap_or_else(|_| {
+                self.problems
+                    .push(format!("{name} must be {what}, got {v:?}"));
+                default
+            }),
+        }
+    }
+
+    fn finish(self) -> Result<(), SettingsError> {
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(SettingsError(self.problems))
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct SettingsError(pub Vec<String>);
+
+impl fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid configuration: {}", self.0.join("; "))
+    }
+}
+
+impl std::error::Error for SettingsError {}
+
+fn app_env() -> Result<AppEnv, SettingsError> {
+    match Env::raw("APP_ENV").as_deref() {
+        None | Some("development") => Ok(AppEnv::Development),
+        Some("production") => Ok(AppEnv::Production),
+        Some(other) => Err(SettingsError(vec![format!(
+            "APP_ENV must be development or production, got {other:?}"
+        )])),
+    }
+}
+
+/// Where development keeps what it generates (keys, stored files): `.dev/` in the working folder.
+pub fn dev_dir() -> PathBuf {
+    PathBuf::from(Env::raw("DEV_DIR").unwrap_or_else(|| ".dev".to_owned()))
+}
+
+impl CoreSettings {
+    pub fn from_env() -> Result<Self, SettingsError> {
+        let app_env = app_env()?;
+        let mut env = Env {
+            production: app_env == AppEnv::Production,
+            problems: Vec::new(),
+        };
+        let database_url = env.required("DATABASE_URL", || {
+            "postgres://postgres@127.0.0.1:5432/villa_dev".to_owned()
+        });
+        let redis_url = env.required("REDIS_URL", || "redis://127.0.0.1:6379".to_owned());
+        let storage_backend = match env
+            .required("STORAGE_BACKEND", || "local".to_owned())
+            .as_str()
+        {
+            "local" | "" => StorageBackend::Local,
+            "s3" => StorageBackend::S3,
+            other => {
+                env.problems.push(format!(
+                    "STORAGE_BACKEND must be local or s3, got {other:?}"
+                ));
+                StorageBackend::Local
+            }
+        };
+        let storage_local_dir = match Env::raw("STORAGE_LOCAL_DIR") {
+            Some(dir) => PathBuf::from(dir),
+            None if storage_backend == StorageBackend::Local && env.production => {
+                env.problems.push(
+                    "STORAGE_LOCAL_DIR is required in production when STORAGE_BACKEND is local"
+                        .into(),
+                );
+                PathBuf::new()
+            }
+            None => dev_dir().join("storage"),
+        };
+        let data_encryption_key = match Env::raw("DATA_ENCRYPTION_KEY") {
+            Some(v) => parse_key(&v).unwrap_or_else(|| {
+                env.problems.push(
+                    "DATA_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes".into(),
+                );
+                [0; 32]
+            }),
+            None if env.production => {
+                env.problems
+                    .push("DATA_ENCRYPTION_KEY is required in production".into());
+                [0; 32]
+            }
+            None => match dev_data_key() {
+                Ok(key) => key,
+                Err(e) => {
+                    env.problems.push(format!(
+                        "DATA_ENCRYPTION_KEY unset and no development key: {e}"
+                    ));
+                    [0; 32]
+                }
+            },
+        };
+        let redis_prefix = env.parsed("REDIS_QUEUE_PREFIX", "villa".to_owned(), "a key prefix");
+        let db_max_connections = env.parsed("DB_MAX_CONNECTIONS", 20u32, "a whole number");
+        let jobs = JobSettings {
+            lease: Duration::from_secs(env.parsed(
+                "JOB_LEASE_SECS",
+                15u64,
+                "a whole number of seconds",
+            )),
+            redispatch_after: Duration::from_secs(env.parsed(
+                "JOB_REDISPATCH_AFTER_SECS",
+                5u64,
+                "a whole number of seconds",
+            )),
+            poll_interval: Duration::from_millis(env.parsed(
+                "JOB_POLL_INTERVAL_MS",
+                20u64,
+                "a whole number of milliseconds",
+            )),
+            concurrency: env.parsed("WORKER_CONCURRENCY", 32usize, "a whole number"),
+            shutdown_grace: Duration::from_secs(env.parsed(
+                "SHUTDOWN_GRACE_SECS",
+                15u64,
+                "a whole number of seconds",
+            )),
+        };
+        let log_json = match Env::raw("LOG_FORMAT").as_deref() {
+            None => env.production,
+            Some("json") => true,
+            Some("pretty") => false,
+            Some(other) => {
+                env.problems
+                    .push(format!("LOG_FORMAT must be json or pretty, got {other:?}"));
+                env.production
+            }
+        };
+        if jobs.concurrency == 0 {
+            env.problems
+                .push("WORKER_CONCURRENCY must be at least 1".into());
+        }
+        env.finish()?;
+        Ok(Self {
+            app_env,
+            database_url,
+            redis_url,
+            storage_backend,
+            storage_local_dir,
+            data_encryption_key,
+            redis_prefix,
+            db_max_connections,
+            jobs,
+            log_json,
+        })
+    }
+}
+
+impl ApiSettings {
+    pub fn from_env() -> Result<Self, SettingsError> {
+        let app_env = app_env()?;
+        let mut env = Env {
+            production: app_env == AppEnv::Production,
+            problems: Vec::new(),
+        };
+        let port = env.parsed("PORT", 8080u16, "a port number");
+        let auth = AuthSettings {
+            // Development verifies tokens against the API's own development key (served at
+            // /dev/jwks.json, minted by `villa-api mint-token`); production names its provider.
+            jwks_url: env.required("AUTH_JWKS_URL", || {
+                format!("http://127.0.0.1:{port}/dev/jwks.json")
+            }),
+            issuer: env.required("AUTH_ISSUER", || crate::settings::DEV_ISSUER.to_owned()),
+            audience: env.required("AUTH_AUDIENCE", || DEV_AUDIENCE.to_owned()),
+            roles_claim: env.parsed("AUTH_ROLES_CLAIM", "roles".to_owned(), "a claim name"),
+        };
+        if env.production && !auth.jwks_url.is_empty() && !auth.jwks_url.starts_with("http") {
+            env.problems
+                .push("AUTH_JWKS_URL must be an http(s) address".into());
+        }
+        let cors_origins = match Env::raw("CORS_ORIGINS") {
+            Some(v) if v == "*" && env.production => {
+                env.problems
+                    .push("CORS_ORIGINS may not be * in production; list the origins".into());
+                None
+            }
+            Some(v) if v == "*" => None,
+            Some(v) => Some(
+                v.split(',')
+                    .map(|o| o.trim().trim_end_matches('/').to_owned())
+                    .filter(|o| !o.is_empty())
+                    .collect(),
+            ),
+            None if env.production => {
+                env.problems
+                    .push("CORS_ORIGINS is required in production".into());
+                None
+            }
+            None => None,
+        };
+        // 25 MB files arrive base64-encoded inside JSON: 4/3 of the size plus the other fields.
+        let body_limit_bytes = env.parsed(
+            "BODY_LIMIT_BYTES",
+            40 * 1024 * 1024usize,
+            "a number of bytes",
+        );
+        let request_timeout = Duration::from_secs(env.parsed(
+            "REQUEST_TIMEOUT_SECS",
+            60u64,
+            "a whole number of seconds",
+        ));
+        env.finish()?;
+        Ok(Self {
+            port,
+            auth,
+            cors_origins,
+            body_limit_bytes,
+            request_timeout,
+        })
+    }
+}
+
+pub const DEV_ISSUER: &str = "villa-dev";
+pub const DEV_AUDIENCE: &str = "villa-platform";
+
+fn parse_key(v: &str) -> Option<[u8; 32]> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(v).ok()?;
+    bytes.try_into().ok()
+}
+
+/// Development only: a random data key kept in `.dev/`, shared by every local process.
+fn dev_data_key() -> std::io::Result<[u8; 32]> {
+    let path = dev_dir().join("data-encryption.key");
+    if let Ok(existing) = std::fs::read_to_string(&path)
+        && let Some(key) = parse_key(existing.trim())
+    {
+        return Ok(key);
+    }
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(std::io::Error::other)?;
+    std::fs::create_dir_all(dev_dir())?;
+    std::fs::write(&path, base64::engine::general_purpose::STANDARD.encode(key))?;
+    Ok(key)
+}

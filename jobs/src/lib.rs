@@ -1,0 +1,102 @@
+//! Long-running work (ARCHITECTURE.md, "Long-running work").
+//!
+//! A job is a row in Postgres (`domain::job_store`), written in the same transaction as the
+//! change that needs it, and an id pushed to its apalis Redis queue after that transaction
+//! commits. Workers (crate `workers`) claim the row with a conditional update, run the kind's
+//! handler and record the outcome; a dispatcher pushes again whatever Redis lost. One module per
+//! kind of job: its payload, its queue, how it is enqueued and the function that does the work.
+
+pub mod queue;
+pub mod registry;
+pub mod system;
+pub mod transport;
+
+use std::time::Duration;
+
+use serde::{Serialize, de::DeserializeOwned};
+use serde_json::Value;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+pub use queue::Queue;
+pub use registry::{JobContext, JobError, JobRegistry};
+pub use transport::JobQueues;
+
+/// A kind of job. Implementors are the payload; `run` does the work and must be idempotent: a
+/// job can run more than once (a worker died after the work but before recording it).
+pub trait Job: Serialize + DeserializeOwned + Send + Sync + 'static {
+    /// Stable name stored in the row (`documents.upload`, ...). Never rename one that has landed.
+    const KIND: &'static str;
+    const QUEUE: Queue;
+    /// Runs before the row says FAILED.
+    const MAX_ATTEMPTS: i32 = 5;
+    /// Backoff before retry n is `BACKOFF_BASE * 2^(n-1)`, at most [`MAX_BACKOFF`].
+    const BACKOFF_BASE: Duration = Duration::from_secs(2);
+
+    /// Work that must exist once per subject returns a key; enqueueing again is then a no-op.
+    fn dedupe_key(&self) -> Option<String> {
+        None
+    }
+
+    fn run(self, ctx: JobContext) -> impl Future<Output = Result<Value, JobError>> + Send;
+
+    /// Writes the job row on `conn`, which should be the transaction of the change that needs
+    /// the work. Push the returned handle with [`JobQueues::push`] once that transaction has
+    /// committed; if that push never happens, the dispatcher pushes the row a few seconds later.
+    fn enqueue(
+        &self,
+        conn: &mut PgConnection,
+    ) -> impl Future<Output = Result<Enqueued, sqlx::Error>> + Send {
+        async move {
+            let new = domain::job_store::NewJob {
+                id: Uuid::now_v7(),
+                kind: Self::KIND,
+                queue: Self::QUEUE.name(),
+                payload: serde_json::to_value(self)
+                    .map_err(|e| sqlx::Error::Encode(Box::new(e)))?,
+                max_attempts: Self::MAX_ATTEMPTS,
+                dedupe_key: self.dedupe_key(),
+            };
+            let inserted = domain::job_store::insert(conn, &new).await?;
+            Ok(Enqueued {
+                queue: Self::QUEUE,
+                id: new.id,
+                inserted: inserted.is_some(),
+            })
+        }
+    }
+}
+
+pub const MAX_BACKOFF: Duration = Duration::from_secs(300);
+
+/// A job row written by [`Job::enqueue`], to push once its transaction has committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "push the job after the transaction commits, or it waits for the dispatcher"]
+pub struct Enqueued {
+    pub queue: Queue,
+    pub id: Uuid,
+    /// False when the dedupe key already existed: nothing new to push.
+    pub inserted: bool,
+}
+
+/// The backoff before the next run after failed run number `attempt` (from 1).
+pub fn backoff(base: Duration, attempt: i32) -> Duration {
+    let exp = u32::try_from(attempt.saturating_sub(1))
+        .unwrap_or(0)
+        .min(16);
+    base.saturating_mul(1u32 << exp).min(MAX_BACKOFF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let b = Duration::from_secs(2);
+        assert_eq!(backoff(b, 1), Duration::from_secs(2));
+        assert_eq!(backoff(b, 2), Duration::from_secs(4));
+        assert_eq!(backoff(b, 4), Duration::from_secs(16));
+        assert_eq!(backoff(b, 40), MAX_BACKOFF);
+    }
+}

@@ -1,0 +1,22 @@
+/// The queues, one per family of work. Each family has its own worker binary
+/// (`workers/src/bin/worker-<family>.rs`) so operators scale them independently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Queue {
+    /// Platform housekeeping and the pipeline's diagnostic job.
+    System,
+}
+
+impl Queue {
+    pub const ALL: [Queue; 1] = [Queue::System];
+
+    /// The row's `queue` column and, behind the Redis prefix, the apalis queue name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Queue::System => "system",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Queue> {
+        Self::ALL.into_iter().find(|q| q.name() == name)
+    }
+}

@@ -1,0 +1,144 @@
+//! Which function runs which kind of job, and what a running job can reach.
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::{Job, Queue};
+
+/// What a handler gets besides its payload.
+#[derive(Clone)]
+pub struct JobContext {
+    pub pool: PgPool,
+    pub job_id: Uuid,
+    /// This run's number, from 1.
+    pub attempt: i32,
+    pub max_attempts: i32,
+    pub worker: Arc<str>,
+}
+
+impl JobContext {
+    /// Reports progress for pollers; errors are logged, never fatal to the job.
+    pub async fn progress(&self, percent: u8) {
+        if let Err(error) =
+            domain::job_store::set_progress(&self.pool, self.job_id, &self.worker, percent).await
+        {
+            tracing::warn!(job_id = %self.job_id, %error, "progress update failed");
+        }
+    }
+}
+
+/// Why a run failed. `retryable` errors are tried again with backoff until the job's attempts
+/// run out; others end the job as FAILED at once (a payload that can never succeed).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct JobError {
+    pub message: String,
+    pub retryable: bool,
+}
+
+impl JobError {
+    pub fn retry(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: true,
+        }
+    }
+
+    pub fn fatal(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            retryable: false,
+        }
+    }
+}
+
+impl From<sqlx::Error> for JobError {
+    fn from(e: sqlx::Error) -> Self {
+        JobError::retry(format!("database: {e}"))
+    }
+}
+
+impl From<anyhow::Error> for JobError {
+    fn from(e: anyhow::Error) -> Self {
+        JobError::retry(format!("{e:#}"))
+    }
+}
+
+type Handler =
+    Arc<dyn Fn(Value, JobContext) -> BoxFuture<'static, Result<Value, JobError>> + Send + Sync>;
+
+struct Registered {
+    queue: Queue,
+    backoff_base: Duration,
+    handler: Handler,
+}
+
+/// The kinds one worker binary runs.
+#[derive(Default)]
+pub struct JobRegistry {
+    kinds: HashMap<&'static str, Registered>,
+}
+
+impl JobRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    #[must_use]
+    pub fn register<J: Job>(mut self) -> Self {
+        let handler: Handler = Arc::new(|payload, ctx| {
+            Box::pin(async move {
+                let job: J = serde_json::from_value(payload).map_err(|e| {
+                    JobError::fatal(format!("payload of {} does not decode: {e}", J::KIND))
+                })?;
+                job.run(ctx).await
+            })
+        });
+        self.kinds.insert(
+            J::KIND,
+            Registered {
+                queue: J::QUEUE,
+                backoff_base: J::BACKOFF_BASE,
+                handler,
+            },
+        );
+        self
+    }
+
+    /// The queues this registry's kinds live on, each once.
+    pub fn queues(&self) -> Vec<Queue> {
+        let mut queues: Vec<Queue> = Vec::new();
+        for r in self.kinds.values() {
+            if !queues.contains(&r.queue) {
+                queues.push(r.queue);
+            }
+        }
+        queues
+    }
+
+    pub fn backoff_base(&self, kind: &str) -> Duration {
+        self.kinds
+            .get(kind)
+            .map_or(Duration::from_secs(2), |r| r.backoff_base)
+    }
+
+    /// Runs `kind`'s handler; an unknown kind is a retryable error (a newer worker may know it).
+    pub fn run(
+        &self,
+        kind: &str,
+        payload: Value,
+        ctx: JobContext,
+    ) -> BoxFuture<'static, Result<Value, JobError>> {
+        match self.kinds.get(kind) {
+            Some(r) => (r.handler)(payload, ctx),
+            None => {
+                let message = format!("no handler for job kind {kind} on this worker");
+                Box::pin(async move { Err(JobError::retry(message)) })
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Handing job ids to Redis. Redis is only the transport: a push that fails is logged and left to
+//! the dispatcher, never reported to the client whose change was committed.
+
+use std::time::Duration;
+
+use apalis::prelude::TaskBuilder;
+use apalis_redis::{Config, ConnectionManager, RedisTask};
+use redis::aio::ConnectionManagerConfig;
+use uuid::Uuid;
+
+use crate::{Enqueued, Queue};
+
+/// Push side of the queues. Cheap to clone; connects lazily and reconnects on its own, so the
+/// API starts and keeps accepting work while Redis is down.
+#[derive(Clone)]
+pub struct JobQueues {
+    conn: ConnectionManager,
+    prefix: String,
+}
+
+impl std::fmt::Debug for JobQueues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobQueues")
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+/// A connection manager with timeouts long enough for a loaded Redis (apalis-redis issue 76:
+/// redis-rs's 500 ms default response timeout can stop a worker pool) and short enough that a
+/// dead Redis does not hold a request.
+pub fn connection_manager(redis_url: &str) -> redis::RedisResult<ConnectionManager> {
+    let client = redis::Client::open(redis_url)?;
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(Duration::from_secs(5)))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_secs(2));
+    client.get_connection_manager_lazy(config)
+}
+
+impl JobQueues {
+    pub fn new(redis_url: &str, prefix: &str) -> redis::RedisResult<Self> {
+        Ok(Self {
+            conn: connection_manager(redis_url)?,
+            prefix: prefix.to_owned(),
+        })
+    }
+
+    pub fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
+    }
+
+    /// The apalis configuration of `queue`, shared by pushers and workers.
+    pub fn config(&self, queue: Queue) -> Config {
+        Config::default().queue(self.queue_key(queue))
+    }
+
+    pub fn queue_key(&self, queue: Queue) -> String {
+        format!("{}:{}", self.prefix, queue.name())
+    }
+
+    /// Pushes job ids of one queue. Each push is a new apalis task (a fresh ULID): apalis stores
+    /// task data with HSETNX, so reusing an id could silently drop a re-push.
+    pub async fn push_ids(&self, queue: Queue, ids: &[Uuid]) -> Result<(), apalis_redis::Error> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let tasks: Vec<RedisTask> = ids
+            .iter()
+            .map(|id| TaskBuilder::new(serde_json::to_vec(id).unwrap_or_default()).build())
+            .collect();
+        let mut conn = self.conn.clone();
+        apalis_redis::queries::push_tasks(&mut conn, &self.config(queue), &tasks).await?;
+        Ok(())
+    }
+
+    /// Pushes what a committed transaction enqueued. Never fails: if Redis does not take it now,
+    /// the dispatcher will (the row is already durable).
+    pub async fn push(&self, enqueued: &[Enqueued]) {
+        for queue in Queue::ALL {
+            let ids: Vec<Uuid> = enqueued
+                .iter()
+                .filter(|e| e.inserted && e.queue == queue)
+                .map(|e| e.id)
+                .collect();
+            if let Err(error) = self.push_ids(queue, &ids).await {
+                tracing::warn!(queue = queue.name(), count = ids.len(), %error,
+                    "push to Redis failed; the dispatcher will push these jobs");
+            }
+        }
+    }
+
+    /// Waiting deliveries in Redis (active list plus scheduled set) for one queue.
+    pub async fn backlog(&self, queue: Queue) -> redis::RedisResult<u64> {
+        let config = self.config(queue);
+        let mut conn = self.conn.clone();
+        let (active, scheduled): (u64, u64) = redis::pipe()
+            .cmd("LLEN")
+            .arg(config.active_jobs_list())
+            .cmd("ZCARD")
+            .arg(config.scheduled_jobs_set())
+            .query_async(&mut conn)
+            .await?;
+        Ok(active + scheduled)
+    }
+
+    pub async fn ping(&self) -> redis::RedisResult<()> {
+        let mut conn = self.conn.clone();
+        redis::cmd("PING")
+            .query_async::<String>(&mut conn)
+            .await
+            .map(|_| ())
+    }
+}
