@@ -29,8 +29,25 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// Parses a JSON document into `T`, naming the offending field on a type error.
+/// Parses a JSON object into `T`, naming the offending field on a type error. Every body of the
+/// platform is an object; serde would otherwise read a struct from an array, by position.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        None => {
+            return Err(AppError::BadRequest {
+                code: "MALFORMED_JSON",
+                message: "the body is empty; a JSON object is expected".into(),
+            });
+        }
+        Some(_) => {
+            return Err(AppError::invalid(
+                "body",
+                "invalid_type",
+                "the body must be a JSON object",
+            ));
+        }
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();

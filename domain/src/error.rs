@@ -60,3 +60,54 @@ pub fn on_unique_violation(err: sqlx::Error, field: &str, message: &str) -> Erro
         _ => Error::Database(err),
     }
 }
+
+/// Collects every invalid field of a request, so that one answer lists all of them.
+#[derive(Debug, Default)]
+pub struct Problems(Vec<FieldError>);
+
+impl Problems {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(
+        &mut self,
+        field: impl Into<String>,
+        code: &'static str,
+        message: impl Into<String>,
+    ) {
+        self.0.push(FieldError::new(field, code, message));
+    }
+
+    /// Keeps the value of a successful parse; records the fields of a failed one.
+    pub fn check<T>(&mut self, parsed: Result<T>) -> Option<T> {
+        match parsed {
+            Ok(v) => Some(v),
+            Err(Error::Validation(fields)) => {
+                self.0.extend(fields);
+                None
+            }
+            Err(other) => {
+                self.0.push(FieldError::new(
+                    "request",
+                    "invalid_value",
+                    other.to_string(),
+                ));
+                None
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `Ok` when nothing was recorded, else a validation error listing every field.
+    pub fn finish(self) -> Result<()> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Validation(self.0))
+        }
+    }
+}

@@ -12,4 +12,4 @@ pub mod settings;
 pub mod villas;
 
 pub use db::MIGRATOR;
-pub use error::{Error, FieldError, Result};
+pub use error::{Error, FieldError, Problems, Result};

@@ -1,7 +1,5 @@
 //! Process start-up shared by every binary: structured logs and shutdown signals.
 
-use std::future::Future;
-
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::{EnvFilter, fmt, prelude::*};
 
@@ -26,8 +24,8 @@ pub fn init_logging(json: bool) {
 }
 
 /// Completes on SIGTERM or SIGINT.
-pub fn shutdown_signal() -> impl Future<Output = ()> + Send {
-    async {
+pub async fn shutdown_signal() {
+    {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};

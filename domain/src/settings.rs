@@ -91,22 +91,29 @@ pub struct AuthSettings {
 }
 
 /// Reads variables and collects every problem, so one start names all of them.
-struct Env {
+struct Env<'a> {
+    lookup: Lookup<'a>,
     production: bool,
     problems: Vec<String>,
 }
 
-impl Env {
-    fn raw(name: &str) -> Option<String> {
-        env::var(name)
-            .ok()
+/// Where settings are read from: the process environment, or a map in tests.
+pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+fn process_env(name: &str) -> Option<String> {
+    env::var(name).ok()
+}
+
+impl Env<'_> {
+    fn raw(&self, name: &str) -> Option<String> {
+        (self.lookup)(name)
             .map(|v| v.trim().to_owned())
             .filter(|v| !v.is_empty())
     }
 
     /// A required setting: in development `dev_default` is used when it is absent.
     fn required(&mut self, name: &str, dev_default: impl FnOnce() -> String) -> String {
-        match Self::raw(name) {
+        match self.raw(name) {
             Some(v) => v,
             None if !self.production => dev_default(),
             None => {
@@ -119,7 +126,7 @@ impl Env {
 
     /// A setting with a default that holds in every environment.
     fn parsed<T: FromStr>(&mut self, name: &str, default: T, what: &str) -> T {
-        match Self::raw(name) {
+        match self.raw(name) {
             None => default,
             Some(v) => v.parse().unwrap_or_else(|_| {
                 self.problems
@@ -149,8 +156,8 @@ impl fmt::Display for SettingsError {
 
 impl std::error::Error for SettingsError {}
 
-fn app_env() -> Result<AppEnv, SettingsError> {
-    match Env::raw("APP_ENV").as_deref() {
+fn app_env(lookup: Lookup<'_>) -> Result<AppEnv, SettingsError> {
+    match lookup("APP_ENV").as_deref().map(str::trim) {
         None | Some("development") => Ok(AppEnv::Development),
         Some("production") => Ok(AppEnv::Production),
         Some(other) => Err(SettingsError(vec![format!(
@@ -161,13 +168,18 @@ fn app_env() -> Result<AppEnv, SettingsError> {
 
 /// Where development keeps what it generates (keys, stored files): `.dev/` in the working folder.
 pub fn dev_dir() -> PathBuf {
-    PathBuf::from(Env::raw("DEV_DIR").unwrap_or_else(|| ".dev".to_owned()))
+    PathBuf::from(process_env("DEV_DIR").unwrap_or_else(|| ".dev".to_owned()))
 }
 
 impl CoreSettings {
     pub fn from_env() -> Result<Self, SettingsError> {
-        let app_env = app_env()?;
+        Self::from_lookup(&process_env)
+    }
+
+    pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, SettingsError> {
+        let app_env = app_env(lookup)?;
         let mut env = Env {
+            lookup,
             production: app_env == AppEnv::Production,
             problems: Vec::new(),
         };
@@ -188,7 +200,7 @@ impl CoreSettings {
                 StorageBackend::Local
             }
         };
-        let storage_local_dir = match Env::raw("STORAGE_LOCAL_DIR") {
+        let storage_local_dir = match env.raw("STORAGE_LOCAL_DIR") {
             Some(dir) => PathBuf::from(dir),
             None if storage_backend == StorageBackend::Local && env.production => {
                 env.problems.push(
@@ -199,7 +211,7 @@ impl CoreSettings {
             }
             None => dev_dir().join("storage"),
         };
-        let data_encryption_key = match Env::raw("DATA_ENCRYPTION_KEY") {
+        let data_encryption_key = match env.raw("DATA_ENCRYPTION_KEY") {
             Some(v) => parse_key(&v).unwrap_or_else(|| {
                 env.problems.push(
                     "DATA_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes".into(),
@@ -246,7 +258,7 @@ impl CoreSettings {
                 "a whole number of seconds",
             )),
         };
-        let log_json = match Env::raw("LOG_FORMAT").as_deref() {
+        let log_json = match env.raw("LOG_FORMAT").as_deref() {
             None => env.production,
             Some("json") => true,
             Some("pretty") => false,
@@ -278,8 +290,13 @@ impl CoreSettings {
 
 impl ApiSettings {
     pub fn from_env() -> Result<Self, SettingsError> {
-        let app_env = app_env()?;
+        Self::from_lookup(&process_env)
+    }
+
+    pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, SettingsError> {
+        let app_env = app_env(lookup)?;
         let mut env = Env {
+            lookup,
             production: app_env == AppEnv::Production,
             problems: Vec::new(),
         };
@@ -298,7 +315,7 @@ impl ApiSettings {
             env.problems
                 .push("AUTH_JWKS_URL must be an http(s) address".into());
         }
-        let cors_origins = match Env::raw("CORS_ORIGINS") {
+        let cors_origins = match env.raw("CORS_ORIGINS") {
             Some(v) if v == "*" && env.production => {
                 env.problems
                     .push("CORS_ORIGINS may not be * in production; list the origins".into());
@@ -361,4 +378,122 @@ fn dev_data_key() -> std::io::Result<[u8; 32]> {
     std::fs::create_dir_all(dev_dir())?;
     std::fs::write(&path, base64::engine::general_purpose::STANDARD.encode(key))?;
     Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn lookup(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+    #[test]
+    fn production_names_every_missing_variable() {
+        let env = lookup(&[("APP_ENV", "production")]);
+        let core = CoreSettings::from_lookup(&env).unwrap_err().to_string();
+        for var in [
+            "DATABASE_URL",
+            "REDIS_URL",
+            "STORAGE_BACKEND",
+            "DATA_ENCRYPTION_KEY",
+        ] {
+            assert!(core.contains(var), "{var} not named in: {core}");
+        }
+        let api = ApiSettings::from_lookup(&env).unwrap_err().to_string();
+        for var in [
+            "AUTH_JWKS_URL",
+            "AUTH_ISSUER",
+            "AUTH_AUDIENCE",
+            "CORS_ORIGINS",
+        ] {
+            assert!(api.contains(var), "{var} not named in: {api}");
+        }
+    }
+
+    #[test]
+    fn production_rejects_malformed_values() {
+        let env = lookup(&[
+            ("APP_ENV", "production"),
+            ("DATABASE_URL", "postgres://x/y"),
+            ("REDIS_URL", "redis://x"),
+            ("STORAGE_BACKEND", "ftp"),
+            ("STORAGE_LOCAL_DIR", "/tmp/x"),
+            ("DATA_ENCRYPTION_KEY", "c2hvcnQ="),
+            ("WORKER_CONCURRENCY", "many"),
+        ]);
+        let err = CoreSettings::from_lookup(&env).unwrap_err().to_string();
+        assert!(err.contains("STORAGE_BACKEND must be local or s3"), "{err}");
+        assert!(
+            err.contains("DATA_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes"),
+            "{err}"
+        );
+        assert!(err.contains("WORKER_CONCURRENCY"), "{err}");
+        let api = lookup(&[
+            ("APP_ENV", "production"),
+            ("PORT", "http"),
+            ("AUTH_JWKS_URL", "https://idp/jwks"),
+            ("AUTH_ISSUER", "i"),
+            ("AUTH_AUDIENCE", "a"),
+            ("CORS_ORIGINS", "*"),
+        ]);
+        let err = ApiSettings::from_lookup(&api).unwrap_err().to_string();
+        assert!(err.contains("PORT must be a port number"), "{err}");
+        assert!(err.contains("CORS_ORIGINS may not be *"), "{err}");
+        assert!(app_env(&lookup(&[("APP_ENV", "prod")])).is_err());
+    }
+
+    #[test]
+    fn production_with_the_documented_variables_runs() {
+        let env = lookup(&[
+            ("APP_ENV", "production"),
+            ("PORT", "9000"),
+            ("DATABASE_URL", "postgres://db/villa"),
+            ("REDIS_URL", "redis://cache:6379"),
+            ("AUTH_JWKS_URL", "https://idp.example/.well-known/jwks.json"),
+            ("AUTH_ISSUER", "https://idp.example/"),
+            ("AUTH_AUDIENCE", "villa-platform"),
+            ("AUTH_ROLES_CLAIM", "roles"),
+            ("STORAGE_BACKEND", "local"),
+            ("STORAGE_LOCAL_DIR", "/var/lib/villa"),
+            ("DATA_ENCRYPTION_KEY", KEY),
+            (
+                "CORS_ORIGINS",
+                "https://app.example, https://admin.example/",
+            ),
+        ]);
+        let core = CoreSettings::from_lookup(&env).unwrap();
+        assert_eq!(core.data_encryption_key[31], 31);
+        assert!(core.log_json);
+        let api = ApiSettings::from_lookup(&env).unwrap();
+        assert_eq!(api.port, 9000);
+        assert_eq!(
+            api.cors_origins.as_deref(),
+            Some(
+                &[
+                    "https://app.example".to_owned(),
+                    "https://admin.example".to_owned()
+                ][..]
+            )
+        );
+        assert!(!format!("{core:?}").contains(KEY));
+    }
+
+    #[test]
+    fn development_has_defaults_and_allows_any_origin() {
+        let env = lookup(&[("DATA_ENCRYPTION_KEY", KEY)]);
+        let core = CoreSettings::from_lookup(&env).unwrap();
+        assert_eq!(core.app_env, AppEnv::Development);
+        let api = ApiSettings::from_lookup(&env).unwrap();
+        assert!(api.cors_origins.is_none());
+        assert_eq!(api.auth.jwks_url, "http://127.0.0.1:8080/dev/jwks.json");
+    }
 }

@@ -1,1 +1,232 @@
+//! Test support: the app on a random port over its own database ([`TestApp`]), a loopback
+//! identity provider ([`TestIdp`]), private `redis-server` processes ([`RedisServer`]) and
+//! in-process workers ([`TestWorker`]).
 
+pub mod idp;
+pub mod redis_server;
+pub mod worker;
+
+use std::{sync::Arc, time::Duration};
+
+use api::{auth::JwksVerifier, state::AppState};
+use domain::settings::{
+    ApiSettings, AppEnv, AuthSettings, CoreSettings, JobSettings, StorageBackend,
+};
+use jobs::JobQueues;
+use reqwest::{Method, RequestBuilder, Response};
+use serde_json::Value;
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+pub use idp::TestIdp;
+pub use redis_server::RedisServer;
+pub use worker::TestWorker;
+
+/// The shared Redis of the machine, for tests that do not stop Redis (each uses its own prefix).
+pub fn shared_redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
+    CoreSettings {
+        app_env: AppEnv::Production,
+        database_url: String::new(),
+        redis_url: redis_url.to_owned(),
+        storage_backend: StorageBackend::Local,
+        storage_local_dir: std::env::temp_dir().join(format!("villa-test-{prefix}")),
+        data_encryption_key: [42; 32],
+        redis_prefix: prefix.to_owned(),
+        db_max_connections: 10,
+        jobs: JobSettings {
+            lease: Duration::from_secs(15),
+            redispatch_after: Duration::from_secs(5),
+            poll_interval: Duration::from_millis(20),
+            concurrency: 16,
+            shutdown_grace: Duration::from_secs(5),
+        },
+        log_json: false,
+    }
+}
+
+pub fn unique_prefix() -> String {
+    format!("test-{}", Uuid::new_v4().simple())
+}
+
+/// Options of a [`TestApp`].
+pub struct TestAppOptions {
+    pub redis_url: String,
+    pub body_limit_bytes: usize,
+    pub request_timeout: Duration,
+    pub cors_origins: Option<Vec<String>>,
+    /// Development sign-in: serve this key's JWKS at `/dev/jwks.json` and verify against it.
+    pub dev_key: Option<ed25519_dalek::SigningKey>,
+}
+
+impl Default for TestAppOptions {
+    fn default() -> Self {
+        Self {
+            redis_url: shared_redis_url(),
+            body_limit_bytes: 40 * 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+            cors_origins: Some(vec!["https://app.example.test".to_owned()]),
+            dev_key: None,
+        }
+    }
+}
+
+/// The API served on a random loopback port, over a database of its own.
+pub struct TestApp {
+    pub base: String,
+    pub pool: PgPool,
+    pub idp: TestIdp,
+    pub queues: JobQueues,
+    pub core: CoreSettings,
+    pub http: reqwest::Client,
+    stop: CancellationToken,
+}
+
+impl TestApp {
+    pub async fn spawn(pool: PgPool) -> TestApp {
+        Self::spawn_with(pool, TestAppOptions::default()).await
+    }
+
+    pub async fn spawn_with(pool: PgPool, options: TestAppOptions) -> TestApp {
+        init_logs();
+        let idp = TestIdp::start().await;
+        let prefix = unique_prefix();
+        let core = core_settings(&options.redis_url, &prefix);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let auth = match &options.dev_key {
+            None => AuthSettings {
+                jwks_url: idp.jwks_url.clone(),
+                issuer: idp::ISSUER.to_owned(),
+                audience: idp::AUDIENCE.to_owned(),
+                roles_claim: "roles".to_owned(),
+            },
+            Some(_) => AuthSettings {
+                jwks_url: format!("{base}/dev/jwks.json"),
+                issuer: domain::settings::DEV_ISSUER.to_owned(),
+                audience: domain::settings::DEV_AUDIENCE.to_owned(),
+                roles_claim: "roles".to_owned(),
+            },
+        };
+        let dev_jwks = options.dev_key.as_ref().map(api::auth::dev::jwks);
+        let api = ApiSettings {
+            port: 0,
+            auth,
+            cors_origins: options.cors_origins,
+            body_limit_bytes: options.body_limit_bytes,
+            request_timeout: options.request_timeout,
+        };
+        let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).expect("redis url");
+        let state = AppState {
+            pool: pool.clone(),
+            queues: queues.clone(),
+            verifier: Arc::new(JwksVerifier::new(api.auth.clone())),
+            core: Arc::new(core.clone()),
+            api: Arc::new(api),
+        };
+        let stop = CancellationToken::new();
+        let app = api::app(state, dev_jwks);
+        let s = stop.clone();
+        tokio::spawn(async move {
+            let _ = api::serve(listener, app, async move { s.cancelled().await }).await;
+        });
+        TestApp {
+            base,
+            pool,
+            idp,
+            queues,
+            core,
+            http: reqwest::Client::new(),
+            stop,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// A request with a valid token for `role` (`None`: no token).
+    pub fn request(&self, method: Method, path: &str, role: Option<&str>) -> RequestBuilder {
+        let req = self.http.request(method, self.url(path));
+        match role {
+            Some(role) => req.bearer_auth(self.idp.token(&[role])),
+            None => req,
+        }
+    }
+
+    pub async fn get(&self, path: &str, role: &str) -> Response {
+        self.request(Method::GET, path, Some(role))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn post_json(&self, path: &str, role: &str, body: &Value) -> Response {
+        self.request(Method::POST, path, Some(role))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A worker over this app's database and Redis queues.
+    pub fn worker(&self, registry: jobs::JobRegistry) -> TestWorker {
+        TestWorker::start(self.pool.clone(), &self.core, registry)
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Reads a response's JSON body, with the status for context on failure.
+pub async fn json(res: Response) -> (u16, Value) {
+    let status = res.status().as_u16();
+    let text = res.text().await.unwrap();
+    let value = serde_json::from_str(&text)
+        .unwrap_or_else(|_| panic!("status {status}, body not JSON: {text}"));
+    (status, value)
+}
+
+/// Polls `check` until it returns `Some`, for at most `timeout`.
+pub async fn eventually<T, F, Fut>(timeout: Duration, mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(v) = check().await {
+            return Some(v);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub fn init_logs() {
+    use tracing_subscriber::{EnvFilter, fmt};
+    let _ = fmt()
+        .with_env_filter(
+            EnvFilter::try_from_env("TEST_LOG").unwrap_or_else(|_| EnvFilter::new("off")),
+        )
+        .with_test_writer()
+        .try_init();
+}
+
+/// The status of job `id` as its row says.
+pub async fn job_status(pool: &PgPool, id: Uuid) -> Option<String> {
+    sqlx::query_scalar("SELECT status FROM jobs WHERE id = $1")
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+        .unwrap()
+}

@@ -78,14 +78,13 @@ impl JwksVerifier {
     pub async fn verify(&self, token: &str) -> Result<CurrentUser, AuthError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| AuthError::Malformed)?;
         let kid = header.kid.clone().unwrap_or_default();
-        let stale = self
-            .cache
-            .read()
-            .await
-            .fetched_at
-            .is_none_or(|t| t.elapsed() > MAX_KEY_AGE);
-        if stale || !self.cache.read().await.keys.contains_key(&kid) {
-            self.refresh_keys().await;
+        let needs_refresh = {
+            let cache = self.cache.read().await;
+            cache.fetched_at.is_none_or(|t| t.elapsed() > MAX_KEY_AGE)
+                || !cache.keys.contains_key(&kid)
+        };
+        if needs_refresh {
+            self.refresh_keys(&kid).await;
         }
         let cache = self.cache.read().await;
         if cache.fetched_at.is_none() {
@@ -124,11 +123,23 @@ impl JwksVerifier {
         })
     }
 
-    /// Fetches the JWKS unless another caller just did. Failures keep the previous keys.
-    async fn refresh_keys(&self) {
+    /// Fetches the JWKS, unless a caller that held the lock before us already brought `kid`.
+    /// Fetches are at least [`MIN_REFRESH_INTERVAL`] apart: a caller inside that window waits
+    /// for its end rather than being refused, so a key published a moment after the last fetch
+    /// is still accepted. Failures keep the previous keys.
+    async fn refresh_keys(&self, kid: &str) {
         let mut last = self.refresh.lock().await;
-        if last.is_some_and(|t| t.elapsed() < MIN_REFRESH_INTERVAL) {
-            return;
+        {
+            let cache = self.cache.read().await;
+            let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() <= MAX_KEY_AGE);
+            if fresh && cache.keys.contains_key(kid) {
+                return;
+            }
+        }
+        if let Some(t) = *last
+            && let Some(wait) = MIN_REFRESH_INTERVAL.checked_sub(t.elapsed())
+        {
+            tokio::time::sleep(wait).await;
         }
         *last = Some(Instant::now());
         match self.fetch().await {

@@ -2,7 +2,7 @@
 
 use axum::{Json, extract::State};
 use domain::{
-    FieldError,
+    Problems,
     pagination::{PageRequest, Pagination},
     villas::{self, VillaDetail, VillaFilter, VillaListItem, VillaStatus},
 };
@@ -46,18 +46,12 @@ pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<VillaListQuery>,
 ) -> Result<Json<VillaList>, AppError> {
-    let mut errors: Vec<FieldError> = Vec::new();
-    let mut collect = |e: domain::Error| match e {
-        domain::Error::Validation(f) => errors.extend(f),
-        other => errors.push(FieldError::new("query", "invalid_value", other.to_string())),
-    };
-    let page = PageRequest::parse(q.page.as_deref(), q.limit.as_deref())
-        .map_err(&mut collect)
-        .ok();
-    let status = match q.status.as_deref() {
-        None => None,
-        Some(s) => VillaStatus::parse("status", s).map_err(&mut collect).ok(),
-    };
+    let mut problems = Problems::new();
+    let page = problems.check(PageRequest::parse(q.page.as_deref(), q.limit.as_deref()));
+    let status = q
+        .status
+        .as_deref()
+        .and_then(|s| problems.check(VillaStatus::parse("status", s)));
     let search = q
         .search
         .as_deref()
@@ -68,15 +62,17 @@ pub async fn list(
         .as_ref()
         .is_some_and(|s| s.chars().count() > MAX_SEARCH_LEN)
     {
-        errors.push(FieldError::new(
+        problems.push(
             "search",
             "too_long",
             format!("at most {MAX_SEARCH_LEN} characters"),
-        ));
+        );
     }
-    let Some(page) = page.filter(|_| errors.is_empty()) else {
-        return Err(AppError::Validation(errors));
-    };
+    problems.finish()?;
+    let page = page.unwrap_or(PageRequest {
+        page: 1,
+        limit: domain::pagination::DEFAULT_LIMIT,
+    });
     let (data, total) = villas::list(&state.pool, &VillaFilter { status, search }, page).await?;
     Ok(Json(VillaList {
         data,

@@ -4,7 +4,7 @@
 
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
-    FieldError,
+    Problems,
     job_store::{self, JobRecord, JobStatus, QueueCounts},
     pagination::{PageRequest, Pagination},
 };
@@ -87,37 +87,36 @@ pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<JobListQuery>,
 ) -> Result<Json<JobList>, AppError> {
-    let mut errors: Vec<FieldError> = Vec::new();
-    let page = PageRequest::parse(q.page.as_deref(), q.limit.as_deref()).map_err(|e| match e {
-        domain::Error::Validation(f) => errors.extend(f),
-        _ => {}
-    });
-    let status = match q.status.as_deref() {
-        None => None,
-        Some(s) => JobStatus::parse(s).or_else(|| {
-            errors.push(FieldError::new(
+    let mut problems = Problems::new();
+    let page = problems.check(PageRequest::parse(q.page.as_deref(), q.limit.as_deref()));
+    let status = q.status.as_deref().and_then(|s| {
+        let parsed = JobStatus::parse(s);
+        if parsed.is_none() {
+            problems.push(
                 "status",
                 "invalid_value",
                 "must be QUEUED, RUNNING, SUCCEEDED or FAILED",
-            ));
-            None
-        }),
-    };
-    let queue = match q.queue.as_deref() {
-        None => None,
-        Some(name) => Queue::parse(name).or_else(|| {
+            );
+        }
+        parsed
+    });
+    let queue = q.queue.as_deref().and_then(|name| {
+        let parsed = Queue::parse(name);
+        if parsed.is_none() {
             let names: Vec<&str> = Queue::ALL.iter().map(|q| q.name()).collect();
-            errors.push(FieldError::new(
+            problems.push(
                 "queue",
                 "invalid_value",
                 format!("must be one of {}", names.join(", ")),
-            ));
-            None
-        }),
-    };
-    let (Ok(page), true) = (page, errors.is_empty()) else {
-        return Err(AppError::Validation(errors));
-    };
+            );
+        }
+        parsed
+    });
+    problems.finish()?;
+    let page = page.unwrap_or(PageRequest {
+        page: 1,
+        limit: domain::pagination::DEFAULT_LIMIT,
+    });
     let (data, total) = job_store::recent(
         &state.pool,
         status,

@@ -1,0 +1,109 @@
+use reqwest::Method;
+use sqlx::PgPool;
+use tests::{RedisServer, TestApp, TestAppOptions, json};
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn health_routes_answer_without_a_token(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let res = app
+        .request(Method::GET, "/api/health", None)
+        .send()
+        .await
+        .unwrap();
+    assert!(res.headers().contains_key("x-request-id"));
+    let (status, body) = json(res).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["status"], "ok");
+    assert!(chrono::DateTime::parse_from_rfc3339(body["timestamp"].as_str().unwrap()).is_ok());
+    let (status, _) = json(
+        app.request(Method::GET, "/healthz", None)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, body) = json(
+        app.request(Method::GET, "/readyz", None)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (status, body["postgres"].as_str(), body["redis"].as_str()),
+        (200, Some("ok"), Some("ok"))
+    );
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn readyz_is_503_naming_redis_when_redis_is_down(pool: PgPool) {
+    let mut redis = RedisServer::start();
+    let app = TestApp::spawn_with(
+        pool,
+        TestAppOptions {
+            redis_url: redis.url(),
+            ..Default::default()
+        },
+    )
+    .await;
+    redis.stop();
+    let (status, body) = json(
+        app.request(Method::GET, "/readyz", None)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 503);
+    assert_eq!(body["error"]["code"], "SERVICE_UNAVAILABLE");
+    assert_eq!(body["error"]["message"], "unreachable: redis");
+    // Liveness does not depend on Redis.
+    let (status, _) = json(
+        app.request(Method::GET, "/healthz", None)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn the_openapi_document_describes_every_route(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let (status, doc) = json(
+        app.request(Method::GET, "/openapi.json", None)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    let paths = doc["paths"].as_object().unwrap();
+    for path in [
+        "/api/health",
+        "/healthz",
+        "/readyz",
+        "/admin/queues",
+        "/admin/jobs",
+        "/admin/jobs/{id}",
+        "/admin/jobs/{id}/retry",
+        "/admin/jobs/diagnostic",
+        "/management/villas",
+        "/management/villas/{id}",
+    ] {
+        assert!(
+            paths.contains_key(path),
+            "{path} missing from the OpenAPI document"
+        );
+    }
+    let ui = app
+        .request(Method::GET, "/swagger-ui/", None)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ui.status(), 200);
+    assert!(ui.text().await.unwrap().contains("swagger"));
+}

@@ -1,0 +1,8 @@
+//! Black-box integration tests against real Postgres and Redis. One binary (faster to link);
+//! one module per concern.
+
+mod auth;
+mod health;
+mod http_errors;
+mod management_villas;
+mod pipeline;
