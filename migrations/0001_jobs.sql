@@ -15,7 +15,7 @@ CREATE TABLE jobs (
     error         text,
     -- Work that must happen at most once per subject (one folder tree per villa, one scheduler
     -- tick) carries a key; a second enqueue with the same key is a no-op.
-    dedupe_key    text UNIQUE,
+    dedupe_key    text,
     -- Not before: a retry waits out its backoff here.
     run_at        timestamptz NOT NULL DEFAULT now(),
     -- When the id was last handed to Redis; the dispatcher re-pushes QUEUED rows whose push is
@@ -30,7 +30,12 @@ CREATE TABLE jobs (
     updated_at    timestamptz NOT NULL DEFAULT now()
 );
 
-CREATE INDEX jobs_due ON jobs (queue, run_at) WHERE status = 'QUEUED';
+-- Every job row is written three times (enqueue, claim, finish) and each change of status is a
+-- non-HOT update, so each index here costs on every job: only the ones the hot paths need.
+-- Lists order by id (UUIDv7, time-ordered), so the primary key serves them.
+CREATE UNIQUE INDEX jobs_dedupe ON jobs (dedupe_key) WHERE dedupe_key IS NOT NULL;
+-- The dispatcher: QUEUED rows never pushed, or pushed long ago.
+CREATE INDEX jobs_dispatch ON jobs (queue, (coalesce(pushed_at, '-infinity'::timestamptz)))
+    WHERE status = 'QUEUED';
+-- The reaper: RUNNING rows whose lease expired.
 CREATE INDEX jobs_leased ON jobs (locked_until) WHERE status = 'RUNNING';
-CREATE INDEX jobs_finished ON jobs (finished_at) WHERE status IN ('SUCCEEDED', 'FAILED');
-CREATE INDEX jobs_kind_created ON jobs (kind, created_at DESC);

@@ -11,8 +11,6 @@ pub mod platform;
 pub mod state;
 pub mod surface;
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
 use axum::{Router, extract::DefaultBodyLimit, middleware};
 use domain::settings::{ApiSettings, CoreSettings};
@@ -86,13 +84,13 @@ pub async fn state(
     }
     let queues = jobs::JobQueues::new(&core.redis_url, &core.redis_prefix)
         .context("REDIS_URL is not a Redis address")?;
-    Ok(AppState {
+    Ok(AppState::new(state::Shared {
         pool,
         queues,
-        verifier: Arc::new(JwksVerifier::new(api.auth.clone())),
-        core: Arc::new(core),
-        api: Arc::new(api),
-    })
+        verifier: JwksVerifier::new(api.auth.clone()),
+        core,
+        api,
+    }))
 }
 
 /// Serves until `shutdown` completes, then lets in-flight requests finish.

@@ -1,4 +1,4 @@
-use std::sync::Arc;
+use std::{ops::Deref, sync::Arc};
 
 use domain::settings::{ApiSettings, CoreSettings};
 use jobs::JobQueues;
@@ -6,12 +6,29 @@ use sqlx::PgPool;
 
 use crate::auth::JwksVerifier;
 
-/// What every handler can reach. Cheap to clone.
+/// What every handler can reach. A clone is one reference count: axum clones the state for
+/// every request, more than once.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
     pub pool: PgPool,
     pub queues: JobQueues,
-    pub verifier: Arc<JwksVerifier>,
-    pub core: Arc<CoreSettings>,
-    pub api: Arc<ApiSettings>,
+    pub verifier: JwksVerifier,
+    pub core: CoreSettings,
+    pub api: ApiSettings,
+}
+
+impl AppState {
+    pub fn new(shared: Shared) -> Self {
+        Self(Arc::new(shared))
+    }
+}
+
+impl Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
 }

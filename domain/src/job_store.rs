@@ -53,7 +53,7 @@ pub async fn insert(conn: &mut PgConnection, job: &NewJob) -> Result<Option<Uuid
     sqlx::query_scalar(
         "INSERT INTO jobs (id, kind, queue, payload, max_attempts, dedupe_key, pushed_at)
          VALUES ($1, $2, $3, $4, $5, $6, now())
-         ON CONFLICT (dedupe_key) DO NOTHING
+         ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
          RETURNING id",
     )
     .bind(job.id)
@@ -228,8 +228,8 @@ pub async fn take_for_dispatch(
          WHERE id IN (
              SELECT id FROM jobs
              WHERE status = 'QUEUED' AND queue = ANY($1) AND run_at <= now()
-               AND (pushed_at IS NULL OR pushed_at < now() - $2 * interval '1 millisecond')
-             ORDER BY run_at
+               AND coalesce(pushed_at, '-infinity'::timestamptz) < now() - $2 * interval '1 millisecond'
+             ORDER BY coalesce(pushed_at, '-infinity'::timestamptz)
              LIMIT $3
              FOR UPDATE SKIP LOCKED)
          RETURNING id, queue",
@@ -320,7 +320,7 @@ pub async fn recent(
         record_columns!(),
         " FROM jobs
          WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR queue = $2)
-         ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+         ORDER BY id DESC LIMIT $3 OFFSET $4"
     ))
     .bind(status)
     .bind(queue)

@@ -251,7 +251,7 @@ impl CoreSettings {
                 20u64,
                 "a whole number of milliseconds",
             )),
-            concurrency: env.parsed("WORKER_CONCURRENCY", 32usize, "a whole number"),
+            concurrency: env.parsed("WORKER_CONCURRENCY", 64usize, "a whole number"),
             shutdown_grace: Duration::from_secs(env.parsed(
                 "SHUTDOWN_GRACE_SECS",
                 15u64,

@@ -52,8 +52,17 @@ impl JobQueues {
     }
 
     /// The apalis configuration of `queue`, shared by pushers and workers.
+    ///
+    /// - `lock_tasks(false)`: apalis's Redis-side task leases would duplicate the Postgres lease
+    ///   that actually decides who runs a job (`job_store::claim`), at one more script per batch.
+    /// - `emit_events(false)`: nothing subscribes to apalis's pub/sub notifications.
+    /// - `batch_size(32)`: one fetch script brings up to a worker's concurrency of deliveries.
     pub fn config(&self, queue: Queue) -> Config {
-        Config::default().queue(self.queue_key(queue))
+        Config::default()
+            .queue(self.queue_key(queue))
+            .lock_tasks(false)
+            .emit_events(false)
+            .batch_size(32)
     }
 
     pub fn queue_key(&self, queue: Queue) -> String {

@@ -6,7 +6,7 @@ pub mod idp;
 pub mod redis_server;
 pub mod worker;
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use api::{auth::JwksVerifier, state::AppState};
 use domain::settings::{
@@ -121,13 +121,13 @@ impl TestApp {
             request_timeout: options.request_timeout,
         };
         let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).expect("redis url");
-        let state = AppState {
+        let state = AppState::new(api::state::Shared {
             pool: pool.clone(),
             queues: queues.clone(),
-            verifier: Arc::new(JwksVerifier::new(api.auth.clone())),
-            core: Arc::new(core.clone()),
-            api: Arc::new(api),
-        };
+            verifier: JwksVerifier::new(api.auth.clone()),
+            core: core.clone(),
+            api,
+        });
         let stop = CancellationToken::new();
         let app = api::app(state, dev_jwks);
         let s = stop.clone();

@@ -6,6 +6,10 @@
 //! - Keys are cached; a token with an unknown `kid` triggers one refresh (concurrent callers
 //!   share it, and refreshes are at least [`MIN_REFRESH_INTERVAL`] apart), which is how a key
 //!   rotation at the provider is picked up. The cache is also refreshed after [`MAX_KEY_AGE`].
+//! - A verified token is remembered (by its exact text) until it expires, but at most
+//!   [`VERIFIED_TTL`]: a client sends the same token on every call, and checking its signature
+//!   each time was a fifth of the API's CPU on the read path. A key withdrawn from the JWKS is
+//!   therefore honoured at most [`VERIFIED_TTL`] longer.
 
 use std::{
     collections::HashMap,
@@ -25,6 +29,9 @@ use super::{CurrentUser, Role};
 const MIN_REFRESH_INTERVAL: Duration = Duration::from_secs(1);
 const MAX_KEY_AGE: Duration = Duration::from_secs(600);
 const LEEWAY_SECS: u64 = 30;
+const VERIFIED_TTL: Duration = Duration::from_secs(60);
+/// Bound of the verified-token cache; past it, expired entries are dropped, then all.
+const VERIFIED_MAX: usize = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -59,6 +66,8 @@ pub struct JwksVerifier {
     cache: RwLock<KeyCache>,
     /// Held while fetching, so concurrent misses share one fetch; holds the last attempt.
     refresh: Mutex<Option<Instant>>,
+    /// Tokens already verified, with the instant they stop being trusted.
+    verified: std::sync::Mutex<HashMap<String, (CurrentUser, Instant)>>,
 }
 
 impl JwksVerifier {
@@ -72,10 +81,38 @@ impl JwksVerifier {
             http,
             cache: RwLock::new(KeyCache::default()),
             refresh: Mutex::new(None),
+            verified: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
     pub async fn verify(&self, token: &str) -> Result<CurrentUser, AuthError> {
+        let now = Instant::now();
+        if let Some((user, until)) = self
+            .verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(token)
+            && *until > now
+        {
+            return Ok(user.clone());
+        }
+        let (user, expires_at) = self.verify_signature(token).await?;
+        let seconds_left =
+            u64::try_from(expires_at - chrono::Utc::now().timestamp()).unwrap_or(0) + LEEWAY_SECS;
+        let until = now + VERIFIED_TTL.min(Duration::from_secs(seconds_left));
+        let mut verified = self.verified.lock().unwrap_or_else(|p| p.into_inner());
+        if verified.len() >= VERIFIED_MAX {
+            verified.retain(|_, (_, t)| *t > now);
+            if verified.len() >= VERIFIED_MAX {
+                verified.clear();
+            }
+        }
+        verified.insert(token.to_owned(), (user.clone(), until));
+        Ok(user)
+    }
+
+    /// Full verification: key, algorithm, signature and claims. Returns the user and `exp`.
+    async fn verify_signature(&self, token: &str) -> Result<(CurrentUser, i64), AuthError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| AuthError::Malformed)?;
         let kid = header.kid.clone().unwrap_or_default();
         let needs_refresh = {
@@ -113,14 +150,19 @@ impl JwksVerifier {
             }
         })?;
         let claims = data.claims;
-        Ok(CurrentUser {
+        let user = CurrentUser {
             subject: claims
                 .get("sub")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned(),
             roles: roles_from(&claims, &self.settings.roles_claim),
-        })
+        };
+        let exp = claims
+            .get("exp")
+            .and_then(Value::as_i64)
+            .unwrap_or_default();
+        Ok((user, exp))
     }
 
     /// Fetches the JWKS, unless a caller that held the lock before us already brought `kid`.
