@@ -104,7 +104,17 @@ fn process_env(name: &str) -> Option<String> {
     env::var(name).ok()
 }
 
-impl Env<'_> {
+impl<'a> Env<'a> {
+    fn open(lookup: Lookup<'a>) -> Result<(AppEnv, Self), SettingsError> {
+        let app_env = app_env(lookup)?;
+        let env = Env {
+            lookup,
+            production: app_env == AppEnv::Production,
+            problems: Vec::new(),
+        };
+        Ok((app_env, env))
+    }
+
     fn raw(&self, name: &str) -> Option<String> {
         (self.lookup)(name)
             .map(|v| v.trim().to_owned())
@@ -177,12 +187,7 @@ impl CoreSettings {
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, SettingsError> {
-        let app_env = app_env(lookup)?;
-        let mut env = Env {
-            lookup,
-            production: app_env == AppEnv::Production,
-            problems: Vec::new(),
-        };
+        let (app_env, mut env) = Env::open(lookup)?;
         let database_url = env.required("DATABASE_URL", || {
             "postgres://postgres@127.0.0.1:5432/villa_dev".to_owned()
         });
@@ -294,12 +299,7 @@ impl ApiSettings {
     }
 
     pub fn from_lookup(lookup: Lookup<'_>) -> Result<Self, SettingsError> {
-        let app_env = app_env(lookup)?;
-        let mut env = Env {
-            lookup,
-            production: app_env == AppEnv::Production,
-            problems: Vec::new(),
-        };
+        let (_, mut env) = Env::open(lookup)?;
         let port = env.parsed("PORT", 8080u16, "a port number");
         let auth = AuthSettings {
             // Development verifies tokens against the API's own development key (served at

@@ -100,6 +100,15 @@ impl JobQueues {
         }
     }
 
+    /// [`push`](Self::push) without waiting: what request handlers use, so that a slow or absent
+    /// Redis never delays an answer about work that is already committed.
+    pub fn push_in_background(&self, enqueued: Vec<Enqueued>) {
+        if enqueued.iter().any(|e| e.inserted) {
+            let queues = self.clone();
+            tokio::spawn(async move { queues.push(&enqueued).await });
+        }
+    }
+
     /// Waiting deliveries in Redis (active list plus scheduled set) for one queue.
     pub async fn backlog(&self, queue: Queue) -> redis::RedisResult<u64> {
         let config = self.config(queue);

@@ -158,6 +158,11 @@ impl TestApp {
         }
     }
 
+    /// A GET without a token.
+    pub async fn get_anonymous(&self, path: &str) -> Response {
+        self.request(Method::GET, path, None).send().await.unwrap()
+    }
+
     pub async fn get(&self, path: &str, role: &str) -> Response {
         self.request(Method::GET, path, Some(role))
             .send()

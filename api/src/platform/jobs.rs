@@ -164,10 +164,12 @@ pub async fn retry(
             job.status
         )));
     }
-    if let Some(queue) = Queue::parse(&job.queue)
-        && let Err(error) = state.queues.push_ids(queue, &[id]).await
-    {
-        tracing::warn!(%error, "push failed; the dispatcher will push the job");
+    if let Some(queue) = Queue::parse(&job.queue) {
+        state.queues.push_in_background(vec![jobs::Enqueued {
+            queue,
+            id,
+            inserted: true,
+        }]);
     }
     let job = job_store::get(&state.pool, id)
         .await?
@@ -193,7 +195,7 @@ pub async fn diagnostic(
     let mut tx = state.pool.begin().await?;
     let enqueued = job.enqueue(&mut tx).await?;
     tx.commit().await?;
-    state.queues.push(&[enqueued]).await;
+    state.queues.push_in_background(vec![enqueued]);
     let record = job_store::get(&state.pool, enqueued.id)
         .await?
         .ok_or(AppError::NotFound("job"))?;

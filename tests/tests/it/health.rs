@@ -15,21 +15,9 @@ async fn health_routes_answer_without_a_token(pool: PgPool) {
     assert_eq!(status, 200);
     assert_eq!(body["status"], "ok");
     assert!(chrono::DateTime::parse_from_rfc3339(body["timestamp"].as_str().unwrap()).is_ok());
-    let (status, _) = json(
-        app.request(Method::GET, "/healthz", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = json(app.get_anonymous("/healthz").await).await;
     assert_eq!(status, 200);
-    let (status, body) = json(
-        app.request(Method::GET, "/readyz", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = json(app.get_anonymous("/readyz").await).await;
     assert_eq!(
         (status, body["postgres"].as_str(), body["redis"].as_str()),
         (200, Some("ok"), Some("ok"))
@@ -48,37 +36,19 @@ async fn readyz_is_503_naming_redis_when_redis_is_down(pool: PgPool) {
     )
     .await;
     redis.stop();
-    let (status, body) = json(
-        app.request(Method::GET, "/readyz", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = json(app.get_anonymous("/readyz").await).await;
     assert_eq!(status, 503);
     assert_eq!(body["error"]["code"], "SERVICE_UNAVAILABLE");
     assert_eq!(body["error"]["message"], "unreachable: redis");
     // Liveness does not depend on Redis.
-    let (status, _) = json(
-        app.request(Method::GET, "/healthz", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, _) = json(app.get_anonymous("/healthz").await).await;
     assert_eq!(status, 200);
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn the_openapi_document_describes_every_route(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
-    let (status, doc) = json(
-        app.request(Method::GET, "/openapi.json", None)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, doc) = json(app.get_anonymous("/openapi.json").await).await;
     assert_eq!(status, 200);
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     let paths = doc["paths"].as_object().unwrap();

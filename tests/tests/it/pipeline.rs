@@ -391,3 +391,43 @@ async fn a_job_of_an_undecodable_payload_fails_at_once(pool: PgPool) {
     assert!(r.error.unwrap().contains("does not decode"));
     worker.shutdown().await;
 }
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn the_api_accepts_work_at_once_while_redis_is_down_and_it_runs_later(pool: PgPool) {
+    let mut redis = RedisServer::start();
+    let app = tests::TestApp::spawn_with(
+        pool.clone(),
+        tests::TestAppOptions {
+            redis_url: redis.url(),
+            ..Default::default()
+        },
+    )
+    .await;
+    redis.stop();
+    let started = Instant::now();
+    let (status, job) = tests::json(
+        app.post_json(
+            "/admin/jobs/diagnostic",
+            "admin",
+            &json!({"note": "redis down"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 202, "{job}");
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "the answer waited for Redis: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(job["status"], "QUEUED");
+
+    redis.restart();
+    let worker = app.worker(registry());
+    let id: Uuid = job["id"].as_str().unwrap().parse().unwrap();
+    assert!(wait_status(&pool, id, "SUCCEEDED", Duration::from_secs(30)).await);
+    let (_, seen) = tests::json(app.get(&format!("/admin/jobs/{id}"), "admin").await).await;
+    assert_eq!(seen["status"], "SUCCEEDED");
+    assert_eq!(seen["result"]["note"], "redis down");
+    worker.shutdown().await;
+}
