@@ -1,6 +1,7 @@
 //! Black-box integration tests against real Postgres and Redis. One binary (faster to link);
 //! one module per concern.
 
+mod admin_jobs;
 mod auth;
 mod health;
 mod http_errors;
