@@ -220,6 +220,17 @@ impl IntoResponse for AppError {
     }
 }
 
+/// A handler panicked: log it, answer a plain 500 that [`render_errors`] then shapes.
+pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("non-string panic payload");
+    tracing::error!(panic = detail, "handler panicked");
+    AppError::Internal(anyhow::anyhow!("handler panicked")).into_response()
+}
+
 /// Writes every error response in the shape of the request's surface.
 pub async fn render_errors(req: Request, next: Next) -> Response {
     let surface = Surface::of_path(req.uri().path());

@@ -18,6 +18,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::{
+    catch_panic::CatchPanicLayer,
     limit::RequestBodyLimitLayer,
     request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
     timeout::TimeoutLayer,
@@ -57,6 +58,8 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
                 .layer(middleware::from_fn(http::preflight_no_content))
                 .layer(http::cors(api))
                 .layer(middleware::from_fn(error::render_errors))
+                // A bug that panics answers a 500 in the surface's shape instead of a reset.
+                .layer(CatchPanicLayer::custom(error::panic_response))
                 .layer(TimeoutLayer::with_status_code(
                     axum::http::StatusCode::REQUEST_TIMEOUT,
                     api.request_timeout,
