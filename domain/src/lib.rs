@@ -9,6 +9,7 @@ pub mod job_store;
 pub mod pagination;
 pub mod process;
 pub mod settings;
+pub mod storage;
 pub mod villas;
 
 pub use db::MIGRATOR;

@@ -1,0 +1,150 @@
+//! The document store (ARCHITECTURE.md, "Document store"): where uploaded files and the per-villa
+//! folder tree live. The local backend keeps the object at `storagePath` as the file
+//! `STORAGE_LOCAL_DIR/<storagePath>`; folders are real directories.
+//!
+//! Paths are [`StoragePath`]s, which can only be built from the layout's constants and
+//! [`SafeName`]s, so no value a client sends can name a place outside its villa's folder.
+
+mod layout;
+mod local;
+mod names;
+
+pub use layout::{
+    DocumentType, PhotoCategory, document_path, photo_folder, villa_folder, villa_tree,
+};
+pub use local::LocalStore;
+pub use names::{MAX_NAME_LEN, SafeName};
+
+use std::fmt;
+
+/// A relative, `/`-separated path inside the document store.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StoragePath(String);
+
+impl StoragePath {
+    /// A path made of the layout's own constant segments.
+    pub(crate) fn constant(path: &'static str) -> StoragePath {
+        StoragePath(path.to_owned())
+    }
+
+    /// This path followed by constant segments (`"Documents/Other"`).
+    pub(crate) fn join(&self, constant: &'static str) -> StoragePath {
+        StoragePath(format!("{}/{constant}", self.0))
+    }
+
+    /// This path followed by one sanitized name.
+    pub fn child(&self, name: &SafeName) -> StoragePath {
+        StoragePath(format!("{}/{}", self.0, name.as_str()))
+    }
+
+    /// A path read back from the database, where only this module's paths are written. Refuses
+    /// anything absolute or with `.`/`..`/empty segments all the same.
+    pub fn from_stored(stored: &str) -> Option<StoragePath> {
+        let ok = !stored.is_empty()
+            && !stored.starts_with('/')
+            && !stored.contains('\\')
+            && stored
+                .split('/')
+                .all(|seg| !seg.is_empty() && seg != "." && seg != "..");
+        ok.then(|| StoragePath(stored.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The last segment.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+}
+
+impl fmt::Display for StoragePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What the store says about an object it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredObject {
+    /// The store's identifier of the object (`storageFileId`).
+    pub file_id: String,
+    /// Where the store serves it (`storageUrl`).
+    pub url: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("document store I/O on {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// The configured backend. An enum rather than a trait object: the set is closed and known.
+#[derive(Debug, Clone)]
+pub enum DocumentStore {
+    Local(LocalStore),
+}
+
+impl DocumentStore {
+    pub async fn create_folder(&self, path: &StoragePath) -> Result<(), StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.create_folder(path).await,
+        }
+    }
+
+    /// Writes the object; writing it again replaces it (uploads are retried).
+    pub async fn put(
+        &self,
+        path: &StoragePath,
+        bytes: &[u8],
+    ) -> Result<StoredObject, StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.put(path, bytes).await,
+        }
+    }
+
+    /// The object's bytes, or `None` when there is none.
+    pub async fn get(&self, path: &StoragePath) -> Result<Option<Vec<u8>>, StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.get(path).await,
+        }
+    }
+
+    /// Removes a folder and everything in it; a missing folder is not an error.
+    pub async fn delete_tree(&self, path: &StoragePath) -> Result<(), StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.delete_tree(path).await,
+        }
+    }
+
+    pub async fn folder_exists(&self, path: &StoragePath) -> Result<bool, StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.folder_exists(path).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_paths_are_checked() {
+        assert!(StoragePath::from_stored("Villas/A_1/Documents/Other/x.pdf").is_some());
+        for bad in [
+            "",
+            "/etc/passwd",
+            "Villas/../x",
+            "Villas//x",
+            "Villas/./x",
+            "a\\b",
+            "Villas/x/",
+        ] {
+            assert!(StoragePath::from_stored(bad).is_none(), "{bad:?}");
+        }
+    }
+}
