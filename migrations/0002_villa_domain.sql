@@ -61,7 +61,10 @@ CREATE TABLE villas (
                       CHECK (status IN ('DRAFT', 'IN_REVIEW', 'APPROVED', 'REJECTED', 'INACTIVE', 'ARCHIVED')),
     is_active         boolean NOT NULL DEFAULT false,
     owner_id          uuid REFERENCES owners (id) ON DELETE SET NULL,
-    -- Empty until the folder-tree job has created Villas/<villa folder>/ in the document store.
+    -- The villa's folder in the document store (Villas/<code>_<id prefix>), fixed the first time
+    -- something is stored for it so that a later change of code never moves its files.
+    storage_folder    text,
+    -- Empty until the folder-tree job has created that folder's tree in the document store.
     storage_base_path text,
     -- Bumped on every write; the ETag of villa and progress responses.
     version           integer NOT NULL DEFAULT 1,

@@ -4,6 +4,7 @@
 
 pub mod crypto;
 pub mod db;
+pub mod documents;
 pub mod error;
 pub mod job_store;
 pub mod pagination;

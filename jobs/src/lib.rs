@@ -6,6 +6,7 @@
 //! handler and record the outcome; a dispatcher pushes again whatever Redis lost. One module per
 //! kind of job: its payload, its queue, how it is enqueued and the function that does the work.
 
+pub mod documents;
 pub mod queue;
 pub mod registry;
 pub mod system;
@@ -19,7 +20,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 pub use queue::Queue;
-pub use registry::{JobContext, JobError, JobRegistry};
+pub use registry::{JobContext, JobError, JobRegistry, JobServices};
 pub use transport::JobQueues;
 
 /// A kind of job. Implementors are the payload; `run` does the work and must be idempotent: a

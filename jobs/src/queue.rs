@@ -4,15 +4,18 @@
 pub enum Queue {
     /// Platform housekeeping and the pipeline's diagnostic job.
     System,
+    /// Document-store folders and uploads.
+    Documents,
 }
 
 impl Queue {
-    pub const ALL: [Queue; 1] = [Queue::System];
+    pub const ALL: [Queue; 2] = [Queue::System, Queue::Documents];
 
     /// The row's `queue` column and, behind the Redis prefix, the apalis queue name.
     pub fn name(self) -> &'static str {
         match self {
             Queue::System => "system",
+            Queue::Documents => "documents",
         }
     }
 

@@ -7,12 +7,29 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use domain::storage::{DocumentStore, LocalStore};
+
 use crate::{Job, Queue};
+
+/// Services a worker process offers its handlers, built once per process from its settings.
+#[derive(Debug, Clone)]
+pub struct JobServices {
+    pub store: DocumentStore,
+}
+
+impl JobServices {
+    pub fn from_settings(settings: &domain::settings::CoreSettings) -> Self {
+        Self {
+            store: DocumentStore::Local(LocalStore::new(&settings.storage_local_dir)),
+        }
+    }
+}
 
 /// What a handler gets besides its payload.
 #[derive(Clone)]
 pub struct JobContext {
     pub pool: PgPool,
+    pub services: Arc<JobServices>,
     pub job_id: Uuid,
     /// This run's number, from 1.
     pub attempt: i32,
@@ -59,6 +76,24 @@ impl JobError {
 impl From<sqlx::Error> for JobError {
     fn from(e: sqlx::Error) -> Self {
         JobError::retry(format!("database: {e}"))
+    }
+}
+
+/// Domain errors are transient (database) unless the data itself is invalid.
+impl From<domain::Error> for JobError {
+    fn from(e: domain::Error) -> Self {
+        match e {
+            domain::Error::Validation(_) | domain::Error::NotFound(_) => {
+                JobError::fatal(e.to_string())
+            }
+            _ => JobError::retry(e.to_string()),
+        }
+    }
+}
+
+impl From<domain::storage::StorageError> for JobError {
+    fn from(e: domain::storage::StorageError) -> Self {
+        JobError::retry(e.to_string())
     }
 }
 

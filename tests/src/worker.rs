@@ -6,7 +6,7 @@
 use std::{sync::Arc, thread::JoinHandle};
 
 use domain::settings::CoreSettings;
-use jobs::{JobQueues, JobRegistry};
+use jobs::{JobQueues, JobRegistry, JobServices};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use workers::runtime::{self, Runtime};
@@ -22,6 +22,7 @@ impl TestWorker {
     pub fn start(pool: PgPool, core: &CoreSettings, registry: JobRegistry) -> TestWorker {
         let name = runtime::process_name("test");
         let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
+        let services = Arc::new(JobServices::from_settings(core));
         let settings = core.jobs.clone();
         let stop = CancellationToken::new();
         let (kill_tx, kill_rx) = tokio::sync::oneshot::channel::<()>();
@@ -44,6 +45,7 @@ impl TestWorker {
                     .unwrap();
                 let rt = Arc::new(Runtime {
                     pool,
+                    services,
                     queues,
                     registry,
                     settings,

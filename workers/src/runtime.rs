@@ -20,7 +20,7 @@ use apalis::prelude::*;
 use apalis_redis::RedisStorage;
 use domain::{job_store, settings::JobSettings};
 use futures::future::join_all;
-use jobs::{JobContext, JobQueues, JobRegistry, Queue};
+use jobs::{JobContext, JobQueues, JobRegistry, JobServices, Queue};
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +29,7 @@ use uuid::Uuid;
 /// Everything a delivery needs, shared by the consumers of one process.
 pub struct Runtime {
     pub pool: PgPool,
+    pub services: Arc<JobServices>,
     pub queues: JobQueues,
     pub registry: JobRegistry,
     pub settings: JobSettings,
@@ -40,6 +41,26 @@ pub struct Runtime {
 const DISPATCH_EVERY: Duration = Duration::from_millis(500);
 /// A row pushed this long ago is pushed again even while Redis reports a backlog.
 const REDISPATCH_DESPITE_BACKLOG: Duration = Duration::from_secs(60);
+
+/// Builds the runtime of a worker binary from its settings and runs it until SIGTERM/SIGINT.
+pub async fn main(family: &str, registry: JobRegistry) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let settings = domain::settings::CoreSettings::from_env()?;
+    domain::process::init_logging(settings.log_json);
+    let pool = domain::db::connect(&settings.database_url, settings.db_max_connections)
+        .await
+        .context("DATABASE_URL: cannot connect to Postgres")?;
+    let rt = Arc::new(Runtime {
+        pool,
+        services: Arc::new(JobServices::from_settings(&settings)),
+        queues: JobQueues::new(&settings.redis_url, &settings.redis_prefix).context("REDIS_URL")?,
+        registry,
+        settings: settings.jobs.clone(),
+        name: process_name(family).into(),
+    });
+    run(rt, domain::process::shutdown_token()).await;
+    Ok(())
+}
 
 pub fn process_name(family: &str) -> String {
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".to_owned());
@@ -146,6 +167,7 @@ pub async fn process(rt: &Runtime, job_id: Uuid) -> Option<Result<(), String>> {
     };
     let ctx = JobContext {
         pool: rt.pool.clone(),
+        services: rt.services.clone(),
         job_id,
         attempt: claimed.attempts,
         max_attempts: claimed.max_attempts,

@@ -1,0 +1,125 @@
+//! Documents of a villa: the record, and the uploaded bytes kept in Postgres until the
+//! document store holds them (ARCHITECTURE.md: workers may run on other machines than the API).
+
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::storage::{DocumentType, SafeName, StoragePath, document_path, villa_folder};
+use crate::{Error, Result};
+
+/// The villa's folder, fixed on first use: computed from its code and id, then stored.
+pub async fn ensure_villa_folder(conn: &mut PgConnection, villa_id: Uuid) -> Result<StoragePath> {
+    let (code, stored): (String, Option<String>) =
+        sqlx::query_as("SELECT villa_code, storage_folder FROM villas WHERE id = $1 FOR UPDATE")
+            .bind(villa_id)
+            .fetch_optional(&mut *conn)
+            .await?
+            .ok_or(Error::NotFound("villa"))?;
+    if let Some(path) = stored.as_deref().and_then(StoragePath::from_stored) {
+        return Ok(path);
+    }
+    let folder = villa_folder(&code, villa_id);
+    sqlx::query("UPDATE villas SET storage_folder = $2 WHERE id = $1")
+        .bind(villa_id)
+        .bind(folder.as_str())
+        .execute(&mut *conn)
+        .await?;
+    Ok(folder)
+}
+
+/// A validated upload to record.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    pub villa_id: Uuid,
+    pub document_type: DocumentType,
+    pub file_name: SafeName,
+    pub title: Option<String>,
+    pub mime_type: String,
+    pub content: Vec<u8>,
+}
+
+/// Records the upload with its bytes and final storage path; returns (id, storage path).
+pub async fn insert_pending(
+    conn: &mut PgConnection,
+    doc: &NewDocument,
+) -> Result<(Uuid, StoragePath)> {
+    let folder = ensure_villa_folder(conn, doc.villa_id).await?;
+    let path = document_path(&folder, doc.document_type, &doc.file_name);
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO documents (id, villa_id, document_type, title, file_name, mime_type, file_size, storage_path, pending_content)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(id)
+    .bind(doc.villa_id)
+    .bind(doc.document_type.as_str())
+    .bind(&doc.title)
+    .bind(doc.file_name.as_str())
+    .bind(&doc.mime_type)
+    .bind(i64::try_from(doc.content.len()).unwrap_or(i64::MAX))
+    .bind(path.as_str())
+    .bind(&doc.content)
+    .execute(&mut *conn)
+    .await?;
+    Ok((id, path))
+}
+
+/// What the upload job needs of a document still waiting for the store.
+#[derive(Debug, sqlx::FromRow)]
+pub struct PendingDocument {
+    pub villa_id: Uuid,
+    pub storage_path: String,
+    pub pending_content: Option<Vec<u8>>,
+    /// The villa's tree exists in the store (set by the folder-tree job).
+    pub tree_ready: bool,
+}
+
+pub async fn pending(pool: &PgPool, id: Uuid) -> Result<Option<PendingDocument>> {
+    Ok(sqlx::query_as(
+        "SELECT d.villa_id, d.storage_path, d.pending_content, v.storage_base_path IS NOT NULL AS tree_ready
+         FROM documents d JOIN villas v ON v.id = d.villa_id WHERE d.id = $1",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// The store holds the bytes now: record where, and drop the database's copy.
+pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> Result<()> {
+    sqlx::query(
+        "UPDATE documents SET storage_file_id = $2, storage_url = $3, pending_content = NULL, updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(file_id)
+    .bind(url)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The folder-tree job's view of a villa: its folder, if one was fixed.
+pub async fn villa_storage_folder(pool: &PgPool, villa_id: Uuid) -> Result<Option<StoragePath>> {
+    let stored: Option<Option<String>> =
+        sqlx::query_scalar("SELECT storage_folder FROM villas WHERE id = $1")
+            .bind(villa_id)
+            .fetch_optional(pool)
+            .await?;
+    Ok(stored
+        .flatten()
+        .as_deref()
+        .and_then(StoragePath::from_stored))
+}
+
+pub async fn set_storage_base_path(
+    pool: &PgPool,
+    villa_id: Uuid,
+    path: &StoragePath,
+) -> Result<()> {
+    sqlx::query("UPDATE villas SET storage_base_path = $2, updated_at = now() WHERE id = $1")
+        .bind(villa_id)
+        .bind(path.as_str())
+        .execute(pool)
+        .await?;
+    Ok(())
+}
