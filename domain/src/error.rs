@@ -111,3 +111,24 @@ impl Problems {
         }
     }
 }
+
+/// Parses a value of a closed set: `raw` must be the `name` of one of `all`, or the field gets
+/// an error listing every accepted value.
+pub fn one_of<T: Copy>(
+    field: &str,
+    raw: &str,
+    all: &[T],
+    name: impl Fn(T) -> &'static str,
+) -> Result<T> {
+    all.iter()
+        .copied()
+        .find(|v| name(*v) == raw)
+        .ok_or_else(|| {
+            let accepted: Vec<&str> = all.iter().map(|v| name(*v)).collect();
+            Error::invalid(
+                field,
+                "invalid_value",
+                format!("must be one of {}", accepted.join(", ")),
+            )
+        })
+}

@@ -46,16 +46,7 @@ impl VillaStatus {
     }
 
     pub fn parse(field: &str, raw: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.as_str() == raw)
-            .ok_or_else(|| {
-                Error::invalid(
-                    field,
-                    "invalid_value",
-                    format!("must be one of {}", Self::ALL.map(Self::as_str).join(", ")),
-                )
-            })
+        crate::error::one_of(field, raw, &Self::ALL, Self::as_str)
     }
 }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::{SafeName, StoragePath};
-use crate::{Error, Result};
+use crate::Result;
 
 /// The onboarding spec's document types, each with its folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -77,16 +77,7 @@ impl DocumentType {
     }
 
     pub fn parse(field: &str, raw: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|t| t.as_str() == raw)
-            .ok_or_else(|| {
-                Error::invalid(
-                    field,
-                    "invalid_value",
-                    format!("must be one of {}", Self::ALL.map(Self::as_str).join(", ")),
-                )
-            })
+        crate::error::one_of(field, raw, &Self::ALL, Self::as_str)
     }
 }
 
@@ -188,19 +179,7 @@ impl PhotoCategory {
     /// Accepts the request spelling, and the response spelling for clients that echo it back.
     pub fn parse(field: &str, raw: &str) -> Result<Self> {
         let lower = raw.trim().to_ascii_lowercase();
-        Self::ALL
-            .into_iter()
-            .find(|c| c.request_name() == lower)
-            .ok_or_else(|| {
-                Error::invalid(
-                    field,
-                    "invalid_value",
-                    format!(
-                        "must be one of {}",
-                        Self::ALL.map(Self::request_name).join(", ")
-                    ),
-                )
-            })
+        crate::error::one_of(field, &lower, &Self::ALL, Self::request_name)
     }
 }
 
