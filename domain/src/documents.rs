@@ -7,10 +7,13 @@ use uuid::Uuid;
 use crate::storage::{DocumentType, SafeName, StoragePath, document_path, villa_folder};
 use crate::{Error, Result};
 
-/// The villa's folder, fixed on first use: computed from its code and id, then stored.
+/// The villa's folder, fixed on first use: computed from its code and id, then stored. Reads
+/// without locking the villa row (uploads must not queue behind each other or behind edits of
+/// the villa); only the first upload writes, and a racing first upload keeps whichever value
+/// was stored first.
 pub async fn ensure_villa_folder(conn: &mut PgConnection, villa_id: Uuid) -> Result<StoragePath> {
     let (code, stored): (String, Option<String>) =
-        sqlx::query_as("SELECT villa_code, storage_folder FROM villas WHERE id = $1 FOR UPDATE")
+        sqlx::query_as("SELECT villa_code, storage_folder FROM villas WHERE id = $1")
             .bind(villa_id)
             .fetch_optional(&mut *conn)
             .await?
@@ -18,13 +21,19 @@ pub async fn ensure_villa_folder(conn: &mut PgConnection, villa_id: Uuid) -> Res
     if let Some(path) = stored.as_deref().and_then(StoragePath::from_stored) {
         return Ok(path);
     }
-    let folder = villa_folder(&code, villa_id);
-    sqlx::query("UPDATE villas SET storage_folder = $2 WHERE id = $1")
-        .bind(villa_id)
-        .bind(folder.as_str())
-        .execute(&mut *conn)
-        .await?;
-    Ok(folder)
+    let fixed: String = sqlx::query_scalar(
+        "UPDATE villas SET storage_folder = coalesce(storage_folder, $2) WHERE id = $1 RETURNING storage_folder",
+    )
+    .bind(villa_id)
+    .bind(villa_folder(&code, villa_id).as_str())
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("villa"))?;
+    StoragePath::from_stored(&fixed).ok_or_else(|| {
+        Error::Internal(anyhow::anyhow!(
+            "villa {villa_id} has a malformed storage folder {fixed:?}"
+        ))
+    })
 }
 
 /// A validated upload to record.

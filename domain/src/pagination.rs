@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use crate::{Error, FieldError};
+use crate::Problems;
 
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
@@ -13,42 +13,30 @@ pub struct PageRequest {
 }
 
 impl PageRequest {
-    /// Parses the raw query values; every bad one is reported.
-    pub fn parse(page: Option<&str>, limit: Option<&str>) -> Result<Self, Error> {
-        let mut errors = Vec::new();
-        let page = match page {
+    /// Reads the raw query values; each bad one is recorded in `problems` (and replaced by its
+    /// default, so the caller goes on collecting the other fields' problems).
+    pub fn from_query(problems: &mut Problems, page: Option<&str>, limit: Option<&str>) -> Self {
+        let page = match page.map(|raw| raw.trim().parse::<u32>()) {
             None => 1,
-            Some(raw) => match raw.trim().parse::<u32>() {
-                Ok(p) if p >= 1 => p,
-                _ => {
-                    errors.push(FieldError::new(
-                        "page",
-                        "out_of_range",
-                        "page must be a whole number from 1",
-                    ));
-                    1
-                }
-            },
+            Some(Ok(p)) if p >= 1 => p,
+            Some(_) => {
+                problems.push("page", "out_of_range", "page must be a whole number from 1");
+                1
+            }
         };
-        let limit = match limit {
+        let limit = match limit.map(|raw| raw.trim().parse::<u32>()) {
             None => DEFAULT_LIMIT,
-            Some(raw) => match raw.trim().parse::<u32>() {
-                Ok(l) if (1..=MAX_LIMIT).contains(&l) => l,
-                _ => {
-                    errors.push(FieldError::new(
-                        "limit",
-                        "out_of_range",
-                        format!("limit must be a whole number from 1 to {MAX_LIMIT}"),
-                    ));
-                    DEFAULT_LIMIT
-                }
-            },
+            Some(Ok(l)) if (1..=MAX_LIMIT).contains(&l) => l,
+            Some(_) => {
+                problems.push(
+                    "limit",
+                    "out_of_range",
+                    format!("limit must be a whole number from 1 to {MAX_LIMIT}"),
+                );
+                DEFAULT_LIMIT
+            }
         };
-        if errors.is_empty() {
-            Ok(Self { page, limit })
-        } else {
-            Err(Error::Validation(errors))
-        }
+        Self { page, limit }
     }
 
     pub fn offset(&self) -> i64 {

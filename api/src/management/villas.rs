@@ -47,7 +47,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<VillaListQuery>,
 ) -> Result<Json<VillaList>, AppError> {
     let mut problems = Problems::new();
-    let page = problems.check(PageRequest::parse(q.page.as_deref(), q.limit.as_deref()));
+    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let status = q
         .status
         .as_deref()
@@ -69,10 +69,6 @@ pub async fn list(
         );
     }
     problems.finish()?;
-    let page = page.unwrap_or(PageRequest {
-        page: 1,
-        limit: domain::pagination::DEFAULT_LIMIT,
-    });
     let (data, total) = villas::list(&state.pool, &VillaFilter { status, search }, page).await?;
     Ok(Json(VillaList {
         data,

@@ -88,7 +88,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<JobListQuery>,
 ) -> Result<Json<JobList>, AppError> {
     let mut problems = Problems::new();
-    let page = problems.check(PageRequest::parse(q.page.as_deref(), q.limit.as_deref()));
+    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let status = q.status.as_deref().and_then(|s| {
         let parsed = JobStatus::parse(s);
         if parsed.is_none() {
@@ -113,10 +113,6 @@ pub async fn list(
         parsed
     });
     problems.finish()?;
-    let page = page.unwrap_or(PageRequest {
-        page: 1,
-        limit: domain::pagination::DEFAULT_LIMIT,
-    });
     let (data, total) = job_store::recent(
         &state.pool,
         status,
