@@ -9,7 +9,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
     && rm -rf /var/lib/apt/lists/* && useradd --system --home /var/lib/villa villa \
     && mkdir -p /var/lib/villa/storage && chown -R villa /var/lib/villa
 COPY --from=build /src/target/release/villa-api /src/target/release/worker-system \
-     /src/target/release/worker-documents \
+     /src/target/release/worker-documents /src/target/release/worker-media \
      /src/target/release/scheduler /usr/local/bin/
 USER villa
 WORKDIR /var/lib/villa

@@ -7,6 +7,19 @@ use uuid::Uuid;
 use crate::storage::{DocumentType, SafeName, StoragePath, document_path, villa_folder};
 use crate::{Error, Result};
 
+/// A document row (alias `d`) as JSON: the spec's fields, plus size, type, status of its way
+/// to the store and expiry.
+macro_rules! document_json {
+    () => {
+        "jsonb_build_object('id', d.id, 'villaId', d.villa_id, 'fileName', d.file_name, 'documentType', d.document_type,
+            'title', d.title, 'mimeType', d.mime_type, 'fileSize', d.file_size,
+            'fileUrl', '/api/documents/' || d.id || '/file', 'storageUrl', d.storage_url,
+            'storageFileId', d.storage_file_id, 'storagePath', d.storage_path,
+            'storageStatus', CASE WHEN d.storage_file_id IS NULL THEN 'PENDING' ELSE 'STORED' END,
+            'expiryDate', d.expiry_date, 'createdAt', d.created_at, 'updatedAt', d.updated_at)"
+    };
+}
+
 /// The villa's folder, fixed on first use: computed from its code and id, then stored. Reads
 /// without locking the villa row (uploads must not queue behind each other or behind edits of
 /// the villa); only the first upload writes, and a racing first upload keeps whichever value
@@ -47,30 +60,85 @@ pub struct NewDocument {
     pub content: Vec<u8>,
 }
 
-/// Records the upload with its bytes and final storage path; returns (id, storage path).
+/// Records the upload with its bytes and final storage path; returns (id, storage path). A
+/// second file of the same name in the same folder gets the record id's first 8 hex digits
+/// before its extension instead of replacing the first.
 pub async fn insert_pending(
     conn: &mut PgConnection,
     doc: &NewDocument,
 ) -> Result<(Uuid, StoragePath)> {
     let folder = ensure_villa_folder(conn, doc.villa_id).await?;
-    let path = document_path(&folder, doc.document_type, &doc.file_name);
     let id = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO documents (id, villa_id, document_type, title, file_name, mime_type, file_size, storage_path, pending_content)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    let plain = document_path(&folder, doc.document_type, &doc.file_name);
+    let suffixed = document_path(
+        &folder,
+        doc.document_type,
+        &doc.file_name.with_suffix(&id.simple().to_string()[..8]),
+    );
+    for path in [plain, suffixed] {
+        let inserted = sqlx::query(
+            "INSERT INTO documents (id, villa_id, document_type, title, file_name, mime_type, file_size, storage_path, pending_content)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (storage_path) DO NOTHING",
+        )
+        .bind(id)
+        .bind(doc.villa_id)
+        .bind(doc.document_type.as_str())
+        .bind(&doc.title)
+        .bind(doc.file_name.as_str())
+        .bind(&doc.mime_type)
+        .bind(i64::try_from(doc.content.len()).unwrap_or(i64::MAX))
+        .bind(path.as_str())
+        .bind(&doc.content)
+        .execute(&mut *conn)
+        .await?;
+        if inserted.rows_affected() == 1 {
+            return Ok((id, path));
+        }
+    }
+    Err(Error::Conflict(
+        "a file with this name is being stored in this folder; retry".into(),
+    ))
+}
+
+/// A document as the onboarding API shows it.
+pub async fn view(conn: &mut PgConnection, id: Uuid) -> Result<Option<serde_json::Value>> {
+    Ok(sqlx::query_scalar(concat!("SELECT ", document_json!(), " FROM documents d WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?)
+}
+
+/// The villa's documents, newest first.
+pub async fn of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<serde_json::Value>> {
+    Ok(sqlx::query_scalar(concat!(
+        "SELECT ",
+        document_json!(),
+        " FROM documents d WHERE villa_id = $1 ORDER BY created_at DESC, id DESC"
+    ))
+    .bind(villa_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// The document's bytes: from the database while the store does not have them yet, else from
+/// the store. Returns (file name, mime type, bytes or storage path to read).
+pub async fn content(pool: &PgPool, id: Uuid) -> Result<Option<StoredContent>> {
+    Ok(sqlx::query_as(
+        "SELECT file_name, mime_type, storage_path, pending_content FROM documents WHERE id = $1",
     )
     .bind(id)
-    .bind(doc.villa_id)
-    .bind(doc.document_type.as_str())
-    .bind(&doc.title)
-    .bind(doc.file_name.as_str())
-    .bind(&doc.mime_type)
-    .bind(i64::try_from(doc.content.len()).unwrap_or(i64::MAX))
-    .bind(path.as_str())
-    .bind(&doc.content)
-    .execute(&mut *conn)
-    .await?;
-    Ok((id, path))
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// Where an uploaded file's bytes are right now.
+#[derive(Debug, sqlx::FromRow)]
+pub struct StoredContent {
+    pub file_name: String,
+    pub mime_type: String,
+    pub storage_path: String,
+    /// Present until the worker has put the file in the store.
+    pub pending_content: Option<Vec<u8>>,
 }
 
 /// What the upload job needs of a document still waiting for the store.

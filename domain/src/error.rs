@@ -102,6 +102,11 @@ impl Problems {
         self.0.is_empty()
     }
 
+    /// How many problems were recorded so far (to tell whether a part of the request added any).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// `Ok` when nothing was recorded, else a validation error listing every field.
     pub fn finish(self) -> Result<()> {
         if self.0.is_empty() {

@@ -3,15 +3,22 @@
 //! and no queue library here: `api` and `workers` build on this.
 
 pub mod crypto;
+pub mod dashboard;
 pub mod db;
 pub mod documents;
 pub mod error;
+pub mod facilities;
 pub mod job_store;
+pub mod media;
+pub mod onboarding;
 pub mod pagination;
+pub mod photos;
 pub mod process;
+pub mod record;
 pub mod settings;
+pub mod staff;
 pub mod storage;
 pub mod villas;
 
 pub use db::MIGRATOR;
-pub use error::{Error, FieldError, Problems, Result};
+pub use error::{Error, FieldError, Problems, Result, on_unique_violation};

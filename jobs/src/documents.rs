@@ -86,3 +86,70 @@ impl Job for StoreDocument {
         Ok(json!({"storagePath": path.as_str(), "bytes": content.len()}))
     }
 }
+
+/// Puts an uploaded photo's bytes in the document store at its `storagePath` (in its category's
+/// folder, or its bedroom's), once the villa's tree exists.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StorePhoto {
+    pub photo_id: Uuid,
+}
+
+impl Job for StorePhoto {
+    const KIND: &'static str = "documents.store_photo";
+    const QUEUE: Queue = Queue::Documents;
+    const MAX_ATTEMPTS: i32 = 10;
+    const BACKOFF_BASE: Duration = Duration::from_millis(250);
+
+    async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
+        let Some(photo) = domain::photos::pending(&ctx.pool, self.photo_id).await? else {
+            return Ok(json!({"skipped": "photo deleted before it was stored"}));
+        };
+        if !photo.tree_ready {
+            return Err(JobError::retry(format!(
+                "the folder tree of villa {} is not created yet",
+                photo.villa_id
+            )));
+        }
+        let Some(content) = photo.pending_content.as_deref() else {
+            return Ok(json!({"skipped": "already stored"}));
+        };
+        let path = domain::photos::stored_path(&photo).ok_or_else(|| {
+            JobError::fatal(format!(
+                "stored path {:?} is not a storage path",
+                photo.storage_path
+            ))
+        })?;
+        // A bedroom's folder is made here, on its first photo (the tree has the category folders).
+        if let Some((parent, _)) = path.as_str().rsplit_once('/')
+            && let Some(parent) = domain::storage::StoragePath::from_stored(parent)
+        {
+            ctx.services.store.create_folder(&parent).await?;
+        }
+        let stored = ctx.services.store.put(&path, content).await?;
+        domain::photos::mark_stored(&ctx.pool, self.photo_id, &stored.file_id, &stored.url).await?;
+        Ok(json!({"storagePath": path.as_str(), "bytes": content.len()}))
+    }
+}
+
+/// Removes a deleted villa's folder, and everything in it, from the document store. The folder
+/// is in the payload because the villa's row is gone when this runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteVillaFolder {
+    pub villa_id: Uuid,
+    pub folder: String,
+}
+
+impl Job for DeleteVillaFolder {
+    const KIND: &'static str = "documents.delete_villa_folder";
+    const QUEUE: Queue = Queue::Documents;
+
+    async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
+        let folder = domain::storage::StoragePath::from_stored(&self.folder)
+            .filter(|f| f.as_str().starts_with("Villas/") && f.as_str().matches('/').count() == 1)
+            .ok_or_else(|| JobError::fatal(format!("{:?} is not a villa folder", self.folder)))?;
+        ctx.services.store.delete_tree(&folder).await?;
+        Ok(json!({"deleted": folder.as_str()}))
+    }
+}

@@ -6,16 +6,19 @@ pub enum Queue {
     System,
     /// Document-store folders and uploads.
     Documents,
+    /// Image work (thumbnails): CPU-bound, so scaled apart from the I/O-bound uploads.
+    Media,
 }
 
 impl Queue {
-    pub const ALL: [Queue; 2] = [Queue::System, Queue::Documents];
+    pub const ALL: [Queue; 3] = [Queue::System, Queue::Documents, Queue::Media];
 
     /// The row's `queue` column and, behind the Redis prefix, the apalis queue name.
     pub fn name(self) -> &'static str {
         match self {
             Queue::System => "system",
             Queue::Documents => "documents",
+            Queue::Media => "media",
         }
     }
 

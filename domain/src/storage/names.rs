@@ -48,6 +48,20 @@ impl SafeName {
         &self.0
     }
 
+    /// This name with `-<suffix>` before its extension (`rules.pdf` -> `rules-0193ab12.pdf`), to
+    /// tell apart two uploads of one name into one folder. `suffix` must be made of safe
+    /// characters (it is: callers pass hex digits of an id).
+    pub fn with_suffix(&self, suffix: &str) -> SafeName {
+        debug_assert!(suffix.chars().all(|c| c.is_ascii_alphanumeric()));
+        let (stem, ext) = match self.0.rfind('.') {
+            Some(dot) if dot > 0 => self.0.split_at(dot),
+            _ => (self.0.as_str(), ""),
+        };
+        let keep = MAX_NAME_LEN.saturating_sub(ext.len() + suffix.len() + 1);
+        let stem = &stem[..stem.len().min(keep)];
+        SafeName(format!("{stem}-{suffix}{ext}"))
+    }
+
     /// A name for when no better one can be made.
     pub(crate) fn fallback() -> SafeName {
         SafeName("villa".to_owned())
@@ -115,6 +129,14 @@ mod tests {
                 "{raw:?}"
             );
         }
+    }
+
+    #[test]
+    fn suffixes_go_before_the_extension() {
+        let n = SafeName::parse("f", "rules.pdf").unwrap();
+        assert_eq!(n.with_suffix("0193ab12").as_str(), "rules-0193ab12.pdf");
+        let n = SafeName::parse("f", ".env").unwrap();
+        assert_eq!(n.with_suffix("ab").as_str(), ".env-ab");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Worker for queue family `documents`: per-villa folder trees and document uploads.
+//! Worker for queue family `documents`: per-villa folder trees, document and photo uploads,
+//! removal of deleted villas' folders.
 
 use jobs::{JobRegistry, documents};
 
@@ -6,6 +7,8 @@ use jobs::{JobRegistry, documents};
 async fn main() -> anyhow::Result<()> {
     let registry = JobRegistry::new()
         .register::<documents::CreateVillaTree>()
-        .register::<documents::StoreDocument>();
+        .register::<documents::StoreDocument>()
+        .register::<documents::StorePhoto>()
+        .register::<documents::DeleteVillaFolder>();
     workers::runtime::main("documents", registry).await
 }

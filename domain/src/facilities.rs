@@ -1,0 +1,244 @@
+//! A villa's facilities checklist (wizard step 8): items with category, availability, quantity,
+//! condition and an optional photo held in the database.
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::{Problems, Result};
+
+pub const CONDITIONS: &[&str] = &["NEW", "EXCELLENT", "GOOD", "FAIR", "POOR", "DAMAGED"];
+/// Largest facility photo, decoded.
+pub const MAX_PHOTO_BYTES: usize = 10 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct FacilityItem {
+    /// An existing item of the villa; sent without a photo it keeps its stored photo.
+    pub id: Option<Uuid>,
+    pub category: String,
+    pub subcategory: Option<String>,
+    pub item_name: String,
+    pub is_available: bool,
+    pub quantity: i32,
+    pub condition: Option<String>,
+    pub notes: Option<String>,
+    /// Decoded and checked image bytes with their type.
+    pub photo: Option<(Vec<u8>, &'static str)>,
+}
+
+fn text(obj: &Map<String, Value>, key: &str, p: &str, max: usize, problems: &mut Problems) -> Option<String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) if s.trim().chars().count() > max => {
+            problems.push(format!("{p}{key}"), "too_long", format!("at most {max} characters"));
+            None
+        }
+        Some(Value::String(s)) => Some(s.trim().to_owned()),
+        Some(_) => {
+            problems.push(format!("{p}{key}"), "invalid_type", "must be a string");
+            None
+        }
+    }
+}
+
+/// Checks step 8's `facilities` array (each bad field reported as `facilities[i].field`).
+pub fn parse_checklist(raw: Option<&Value>, prefix: &str, problems: &mut Problems) -> Option<Vec<FacilityItem>> {
+    let name = format!("{prefix}facilities");
+    let items = match raw {
+        None | Some(Value::Null) => {
+            problems.push(name, "required", "facilities is required (an array, possibly empty)");
+            return None;
+        }
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            problems.push(name, "invalid_type", "facilities must be an array");
+            return None;
+        }
+    };
+    if items.len() > 1000 {
+        problems.push(name.clone(), "too_long", "at most 1000 items");
+    }
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let p = format!("{name}[{i}].");
+        let Some(obj) = item.as_object() else {
+            problems.push(format!("{name}[{i}]"), "invalid_type", "each item must be an object");
+            continue;
+        };
+        let before = problems.len();
+        let id = match obj.get("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.parse::<Uuid>().is_ok() => s.parse().ok(),
+            Some(_) => {
+                problems.push(format!("{p}id"), "invalid_format", "must be a UUID");
+                None
+            }
+        };
+        let category = text(obj, "category", &p, 100, problems);
+        if category.is_none() && problems.len() == before {
+            problems.push(format!("{p}category"), "required", "category is required");
+        }
+        let subcategory = text(obj, "subcategory", &p, 100, problems);
+        let before_name = problems.len();
+        let item_name = text(obj, "itemName", &p, 255, problems);
+        if item_name.is_none() && problems.len() == before_name {
+            problems.push(format!("{p}itemName"), "required", "itemName is required");
+        }
+        let is_available = match obj.get("isAvailable") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                problems.push(format!("{p}isAvailable"), "invalid_type", "must be true or false");
+                true
+            }
+        };
+        let quantity = match obj.get("quantity") {
+            None | Some(Value::Null) => 1,
+            Some(Value::Number(n)) => match n.as_i64().filter(|q| (0..=100_000).contains(q)) {
+                Some(q) => q as i32,
+                None => {
+                    problems.push(format!("{p}quantity"), "out_of_range", "must be a whole number from 0 to 100000");
+                    0
+                }
+            },
+            Some(_) => {
+                problems.push(format!("{p}quantity"), "invalid_type", "must be a whole number");
+                0
+            }
+        };
+        let condition = text(obj, "condition", &p, 20, problems).map(|c| c.to_uppercase());
+        if condition.as_deref().is_some_and(|c| !CONDITIONS.contains(&c)) {
+            problems.push(
+                format!("{p}condition"),
+                "invalid_value",
+                format!("must be one of {}", CONDITIONS.join(", ")),
+            );
+        }
+        let notes = text(obj, "notes", &p, 2000, problems);
+        let photo = match obj.get("photo").or_else(|| obj.get("photoData")) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(b64)) => match decode_base64(b64) {
+                None => {
+                    problems.push(format!("{p}photo"), "invalid_format", "must be base64");
+                    None
+                }
+                Some(bytes) if bytes.len() > MAX_PHOTO_BYTES => {
+                    problems.push(format!("{p}photo"), "too_large", "at most 10 MB");
+                    None
+                }
+                Some(bytes) => match crate::media::inspect(&bytes) {
+                    Some(info) => Some((bytes, info.mime)),
+                    None => {
+                        problems.push(format!("{p}photo"), "invalid_image", "must be a JPEG, PNG, WebP or GIF image");
+                        None
+                    }
+                },
+            },
+            Some(_) => {
+                problems.push(format!("{p}photo"), "invalid_type", "must be a base64 string");
+                None
+            }
+        };
+        if problems.len() > before {
+            continue;
+        }
+        let (Some(category), Some(item_name)) = (category, item_name) else { continue };
+        out.push(FacilityItem {
+            id,
+            category,
+            subcategory,
+            item_name,
+            is_available,
+            quantity,
+            condition,
+            notes,
+            photo,
+        });
+    }
+    Some(out)
+}
+
+/// Base64 as browsers send it: standard alphabet, optional padding, optionally behind a
+/// `data:<type>;base64,` prefix, whitespace ignored.
+pub fn decode_base64(raw: &str) -> Option<Vec<u8>> {
+    let body = match raw.split_once(";base64,") {
+        Some((head, body)) if head.starts_with("data:") => body,
+        _ => raw,
+    };
+    let cleaned: String;
+    let body = if body.bytes().any(|b| b.is_ascii_whitespace()) {
+        cleaned = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        cleaned.as_str()
+    } else {
+        body
+    };
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    engine.decode(body).ok()
+}
+
+/// Makes `items` the villa's whole checklist.
+pub async fn replace_checklist(conn: &mut PgConnection, villa_id: Uuid, items: &[FacilityItem]) -> Result<()> {
+    let old: Vec<(Uuid, Option<Vec<u8>>, Option<String>)> = sqlx::query_as(
+        "DELETE FROM facilities WHERE villa_id = $1 RETURNING id, photo_data, photo_mime",
+    )
+    .bind(villa_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    for item in items {
+        let kept = item.id.and_then(|id| old.iter().find(|(o, _, _)| *o == id));
+        let (photo, mime) = match (&item.photo, kept) {
+            (Some((bytes, mime)), _) => (Some(bytes.clone()), Some((*mime).to_owned())),
+            (None, Some((_, bytes, mime))) => (bytes.clone(), mime.clone()),
+            (None, None) => (None, None),
+        };
+        sqlx::query(
+            "INSERT INTO facilities (id, villa_id, category, subcategory, item_name, is_available, quantity, condition, notes, photo_data, photo_mime)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .bind(kept.map_or_else(Uuid::now_v7, |k| k.0))
+        .bind(villa_id)
+        .bind(&item.category)
+        .bind(&item.subcategory)
+        .bind(&item.item_name)
+        .bind(item.is_available)
+        .bind(item.quantity)
+        .bind(&item.condition)
+        .bind(&item.notes)
+        .bind(photo)
+        .bind(mime)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// The villa's checklist as the API shows it; `photoUrl` is the photo route when there is one.
+pub async fn of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<Value>> {
+    Ok(sqlx::query_scalar(
+        "SELECT jsonb_build_object('id', id, 'villaId', villa_id, 'category', category, 'subcategory', subcategory,
+                'itemName', item_name, 'isAvailable', is_available, 'quantity', quantity, 'condition', condition,
+                'notes', notes,
+                'photoUrl', CASE WHEN photo_data IS NULL THEN NULL ELSE '/api/facilities/photo/' || id END,
+                'updatedAt', updated_at)
+         FROM facilities WHERE villa_id = $1 ORDER BY category, subcategory NULLS FIRST, item_name, id",
+    )
+    .bind(villa_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// A facility's photo bytes and type.
+pub async fn photo(pool: &PgPool, id: Uuid) -> Result<Option<(Vec<u8>, String)>> {
+    let row: Option<(Option<Vec<u8>>, Option<String>)> =
+        sqlx::query_as("SELECT photo_data, photo_mime FROM facilities WHERE id = $1")
+            .bind(id)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.and_then(|(d, m)| Some((d?, m.unwrap_or_else(|| "application/octet-stream".into())))))
+}

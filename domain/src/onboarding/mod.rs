@@ -1,0 +1,169 @@
+//! The onboarding wizard: its progress record and the records its steps write, and the views the
+//! onboarding API shows of a villa.
+
+pub mod progress;
+pub mod records;
+
+use serde_json::{Map, Value, json};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::pagination::PageRequest;
+use crate::record::{empty_optional_fields, render};
+use crate::{Error, Result};
+pub use progress::{Progress, Step};
+use records::{BANK_FIELDS, CONTRACT_FIELDS, OWNER_FIELDS, StoredRecords, VILLA_FIELDS};
+
+/// A villa row (`to_jsonb`) as the onboarding API shows it.
+pub fn render_villa(row: &Map<String, Value>) -> Value {
+    let mut out = render(VILLA_FIELDS, row);
+    for (json, column) in [
+        ("id", "id"),
+        ("status", "status"),
+        ("isActive", "is_active"),
+        ("ownerId", "owner_id"),
+        ("storageBasePath", "storage_base_path"),
+        ("createdAt", "created_at"),
+        ("updatedAt", "updated_at"),
+        ("version", "version"),
+    ] {
+        out.insert(json.into(), row.get(column).cloned().unwrap_or(Value::Null));
+    }
+    Value::Object(out)
+}
+
+/// The villa's `ETag`.
+pub fn villa_etag(villa: &Value) -> String {
+    format!(
+        "\"villa-{}-{}\"",
+        villa["id"].as_str().unwrap_or_default(),
+        villa["version"].as_i64().unwrap_or_default()
+    )
+}
+
+pub async fn villa(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
+    let row: Option<Value> = sqlx::query_scalar("SELECT to_jsonb(v) FROM villas v WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    match row {
+        Some(Value::Object(row)) => Ok(render_villa(&row)),
+        _ => Err(Error::NotFound("villa")),
+    }
+}
+
+/// Villas with basic info, newest first, and the total.
+pub async fn list_villas(pool: &PgPool, page: PageRequest) -> Result<(Vec<Value>, i64)> {
+    let rows: Vec<Value> = sqlx::query_scalar(
+        "SELECT to_jsonb(v) FROM villas v ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2",
+    )
+    .bind(i64::from(page.limit))
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM villas")
+        .fetch_one(pool)
+        .await?;
+    Ok((
+        rows.iter()
+            .filter_map(Value::as_object)
+            .map(render_villa)
+            .collect(),
+        total,
+    ))
+}
+
+/// Everything the wizard knows of a villa (`GET /api/villas/:id`).
+pub async fn villa_bundle(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
+    let villa = villa(conn, id).await?;
+    let stored = records::stored(conn, id).await?;
+    let onboarding = {
+        let p = progress::get(conn, id).await?;
+        (p.status != "NOT_STARTED").then_some(p)
+    };
+    Ok(json!({
+        "villa": villa,
+        "ownerDetails": stored.owner.as_ref().map(|o| records::render_owner(o, Some(id))),
+        "contractualDetails": stored.contract.as_ref().map(|c| records::render_villa_record(CONTRACT_FIELDS, c)),
+        "bankDetails": stored.bank.as_ref().map(|b| records::render_villa_record(BANK_FIELDS, b)),
+        "otaCredentials": records::ota_credentials(conn, id).await?,
+        "documents": crate::documents::of_villa(conn, id).await?,
+        "staff": crate::staff::team_of_villa(conn, id).await?,
+        "facilities": crate::facilities::of_villa(conn, id).await?,
+        "photos": crate::photos::of_villa(conn, id).await?,
+        "onboarding": onboarding,
+    }))
+}
+
+/// Deletes the villa and, through the schema's cascades, every record that belongs to it.
+/// Returns its document-store folder, if one was ever fixed, for the caller to enqueue its
+/// removal.
+pub async fn delete_villa(conn: &mut PgConnection, id: Uuid) -> Result<Option<String>> {
+    let row: Option<(Option<String>, Option<Uuid>)> =
+        sqlx::query_as("DELETE FROM villas WHERE id = $1 RETURNING storage_folder, owner_id")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some((folder, owner)) = row else {
+        return Err(Error::NotFound("villa"));
+    };
+    // The owner record is the villa's own (created by its step 2) unless another villa shares it.
+    if let Some(owner) = owner {
+        sqlx::query("DELETE FROM owners o WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM villas WHERE owner_id = o.id)")
+            .bind(owner)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(folder)
+}
+
+/// Whether each step has data, for the summary.
+fn has_data(step: Step, s: &StoredRecords) -> bool {
+    match step {
+        Step::BasicInfo => s.villa.is_some(),
+        Step::OwnerDetails => s.owner.is_some(),
+        Step::ContractDetails => s.contract.is_some(),
+        Step::BankDetails => s.bank.is_some(),
+        Step::OtaCredentials => s.ota_count > 0,
+        Step::Documents => s.document_count > 0,
+        Step::StaffConfiguration => s.staff_count > 0,
+        Step::Facilities => s.facility_count > 0,
+        Step::Photos => s.photo_count > 0,
+        Step::Review => false,
+    }
+}
+
+/// `GET /api/onboarding/:villaId/summary`: the progress and, per step, its name, whether it is
+/// completed and whether it has data.
+pub async fn summary(conn: &mut PgConnection, villa_id: Uuid) -> Result<(Progress, Vec<Value>)> {
+    let progress = progress::get(conn, villa_id).await?;
+    let stored = records::stored(conn, villa_id).await?;
+    let details = Step::ALL
+        .iter()
+        .zip(&progress.steps_completed)
+        .map(|(step, done)| {
+            json!({
+                "step": step.number(),
+                "name": step.summary_name(),
+                "title": step.title(),
+                "completed": done,
+                "hasData": has_data(*step, &stored) || (*step == Step::Review && *done),
+            })
+        })
+        .collect();
+    Ok((progress, details))
+}
+
+/// The optional fields of steps 1 to 4 left empty (for `mostSkippedFields`).
+pub async fn skipped_fields(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<String>> {
+    let s = records::stored(conn, villa_id).await?;
+    let mut out = empty_optional_fields(VILLA_FIELDS, s.villa.as_ref(), Step::BasicInfo.summary_name());
+    out.extend(empty_optional_fields(OWNER_FIELDS, s.owner.as_ref(), Step::OwnerDetails.summary_name()));
+    out.extend(empty_optional_fields(
+        CONTRACT_FIELDS,
+        s.contract.as_ref(),
+        Step::ContractDetails.summary_name(),
+    ));
+    out.extend(empty_optional_fields(BANK_FIELDS, s.bank.as_ref(), Step::BankDetails.summary_name()));
+    Ok(out)
+}

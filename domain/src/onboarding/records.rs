@@ -1,0 +1,595 @@
+//! The records the wizard's steps 1 to 5 write: the villa itself, its owner, its contract, its
+//! bank details and its OTA credentials. Each partial record is described once (see
+//! [`crate::record`]); its SQL applies a patch with `jsonb_populate_record(<stored row>, patch)`,
+//! so a column not in the patch keeps its value. The column lists in the SQL below are
+//! compile-time text and must name the same columns as the field tables.
+
+use serde_json::{Map, Value, json};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use crate::crypto::FieldCipher;
+use crate::record::{FieldSpec, Kind, Patch, bytea_hex, field, parse_patch, render, required};
+use crate::{Error, Problems, Result, on_unique_violation};
+
+pub const PROPERTY_TYPES: &[&str] = &["VILLA", "APARTMENT", "HOUSE", "CONDO", "RESORT"];
+pub const VILLA_STYLES: &[&str] = &[
+    "MODERN",
+    "TRADITIONAL",
+    "BALINESE",
+    "MEDITERRANEAN",
+    "TROPICAL",
+    "COLONIAL",
+    "CONTEMPORARY",
+    "MINIMALIST",
+    "RUSTIC",
+];
+pub const OWNER_TYPES: &[&str] = &["INDIVIDUAL", "COMPANY"];
+pub const CONTRACT_TYPES: &[&str] = &["EXCLUSIVE", "NON_EXCLUSIVE", "REVENUE_SHARE", "FIXED_RENT"];
+pub const OTA_PLATFORMS: &[&str] = &[
+    "AIRBNB",
+    "BOOKING_COM",
+    "EXPEDIA",
+    "VRBO",
+    "AGODA",
+    "TRIP_COM",
+    "GOOGLE",
+    "DIRECT",
+    "OTHER",
+];
+
+/// Step 1 and villa creation. Required fields are those of the spec's create table.
+pub const VILLA_FIELDS: &[FieldSpec] = &[
+    required("villaCode", "villa_code", Kind::Text(50)),
+    required("villaName", "villa_name", Kind::Text(255)),
+    required("address", "address", Kind::Text(500)),
+    required("city", "city", Kind::Text(100)),
+    required("country", "country", Kind::Text(100)),
+    required("bedrooms", "bedrooms", Kind::Int { min: 1, max: 50 }),
+    required("bathrooms", "bathrooms", Kind::Int { min: 1, max: 50 }),
+    required("maxGuests", "max_guests", Kind::Int { min: 1, max: 100 }),
+    required("propertyType", "property_type", Kind::OneOf(PROPERTY_TYPES)),
+    field("description", "description", Kind::Text(5000)),
+    field("villaStyle", "villa_style", Kind::OneOf(VILLA_STYLES)),
+    field("postalCode", "postal_code", Kind::Text(20)),
+    field("latitude", "latitude", Kind::Decimal { min: -90, max: 90 }),
+    field("longitude", "longitude", Kind::Decimal { min: -180, max: 180 }),
+    field("landAreaSqm", "land_area_sqm", Kind::Decimal { min: 0, max: 10_000_000 }),
+    field("livingAreaSqm", "living_area_sqm", Kind::Decimal { min: 0, max: 10_000_000 }),
+    field("yearBuilt", "year_built", Kind::Int { min: 1800, max: 2100 }),
+    field("checkInTime", "check_in_time", Kind::Time),
+    field("checkOutTime", "check_out_time", Kind::Time),
+];
+
+macro_rules! villa_columns {
+    () => {
+        "villa_code, villa_name, address, city, country, bedrooms, bathrooms, max_guests, property_type,
+         description, villa_style, postal_code, latitude, longitude, land_area_sqm, living_area_sqm,
+         year_built, check_in_time, check_out_time"
+    };
+}
+
+/// Names the wizard's villa form uses for some fields (its "field mapping"), accepted in step 1
+/// and its autosave besides the record's own names.
+const VILLA_ALIASES: &[(&str, &str)] = &[
+    ("name", "villaName"),
+    ("code", "villaCode"),
+    ("type", "propertyType"),
+    ("style", "villaStyle"),
+    ("guests", "maxGuests"),
+    ("zipCode", "postalCode"),
+];
+
+/// The villa form with its aliases resolved (a record name, when also sent, wins).
+pub fn map_villa_aliases(input: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = input.clone();
+    for (alias, name) in VILLA_ALIASES {
+        if let Some(v) = input.get(*alias)
+            && !input.contains_key(*name)
+        {
+            out.insert((*name).to_owned(), v.clone());
+        }
+    }
+    out
+}
+
+pub const OWNER_FIELDS: &[FieldSpec] = &[
+    // Defaults to INDIVIDUAL when an owner is first created; cannot be cleared.
+    required("ownerType", "owner_type", Kind::OneOf(OWNER_TYPES)),
+    field("firstName", "first_name", Kind::Text(100)),
+    field("lastName", "last_name", Kind::Text(100)),
+    field("email", "email", Kind::Email),
+    field("phone", "phone", Kind::Phone),
+    field("alternativePhone", "alternative_phone", Kind::Phone),
+    field("nationality", "nationality", Kind::Text(100)),
+    field("passportNumber", "passport_number", Kind::Text(50)),
+    field("taxId", "tax_id", Kind::Text(50)),
+    field("companyName", "company_name", Kind::Text(255)),
+    field("registrationNumber", "registration_number", Kind::Text(100)),
+    field("contactPerson", "contact_person", Kind::Text(255)),
+    field("companyTaxId", "company_tax_id", Kind::Text(50)),
+    field("address", "address", Kind::Text(500)),
+    field("city", "city", Kind::Text(100)),
+    field("country", "country", Kind::Text(100)),
+    field("postalCode", "postal_code", Kind::Text(20)),
+    field("preferredLanguage", "preferred_language", Kind::Text(50)),
+    field(
+        "communicationPreference",
+        "communication_preference",
+        Kind::OneOf(&["EMAIL", "PHONE", "WHATSAPP", "SMS"]),
+    ),
+    field("notes", "notes", Kind::Text(5000)),
+];
+
+macro_rules! owner_columns {
+    () => {
+        "owner_type, first_name, last_name, email, phone, alternative_phone, nationality, passport_number,
+         tax_id, company_name, registration_number, contact_person, company_tax_id, address, city, country,
+         postal_code, preferred_language, communication_preference, notes"
+    };
+}
+
+pub const CONTRACT_FIELDS: &[FieldSpec] = &[
+    field("contractType", "contract_type", Kind::OneOf(CONTRACT_TYPES)),
+    field("commissionRate", "commission_rate", Kind::Decimal { min: 0, max: 100 }),
+    field("managementFee", "management_fee", Kind::Decimal { min: 0, max: 1_000_000_000 }),
+    field("feeCurrency", "fee_currency", Kind::Currency),
+    field("contractStartDate", "contract_start_date", Kind::Date),
+    field("contractEndDate", "contract_end_date", Kind::Date),
+    field("paymentTerms", "payment_terms", Kind::Text(1000)),
+    field("payoutDay", "payout_day", Kind::Int { min: 1, max: 31 }),
+    field("cancellationPolicy", "cancellation_policy", Kind::Text(1000)),
+    field("minimumStayNights", "minimum_stay_nights", Kind::Int { min: 0, max: 365 }),
+    field("insuranceProvider", "insurance_provider", Kind::Text(255)),
+    field("insurancePolicyNumber", "insurance_policy_number", Kind::Text(100)),
+    field("insuranceExpiryDate", "insurance_expiry_date", Kind::Date),
+    field("specialTerms", "special_terms", Kind::Text(5000)),
+];
+
+macro_rules! contract_columns {
+    () => {
+        "contract_type, commission_rate, management_fee, fee_currency, contract_start_date, contract_end_date,
+         payment_terms, payout_day, cancellation_policy, minimum_stay_nights, insurance_provider,
+         insurance_policy_number, insurance_expiry_date, special_terms"
+    };
+}
+
+pub const BANK_FIELDS: &[FieldSpec] = &[
+    field("accountHolderName", "account_holder_name", Kind::Text(255)),
+    field("bankName", "bank_name", Kind::Text(255)),
+    field("bankAddress", "bank_address", Kind::Text(500)),
+    field("bankCountry", "bank_country", Kind::Text(100)),
+    field("swiftCode", "swift_code", Kind::Text(11)),
+    field("currency", "currency", Kind::Currency),
+    field("accountNumber", "account_number", Kind::Secret),
+    field("iban", "iban", Kind::Iban),
+    field("branchCode", "branch_code", Kind::Text(50)),
+    field("notes", "notes", Kind::Text(5000)),
+];
+
+macro_rules! bank_columns {
+    () => {
+        "account_holder_name, bank_name, bank_address, bank_country, swift_code, currency,
+         account_number_encrypted, account_number_last4, iban_encrypted, iban_last4, branch_code, notes"
+    };
+}
+
+/// Checks a villa form. `creating` requires the spec's required fields.
+pub fn parse_villa(
+    input: &Map<String, Value>,
+    prefix: &str,
+    creating: bool,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    parse_patch(
+        VILLA_FIELDS,
+        &map_villa_aliases(input),
+        prefix,
+        creating,
+        cipher,
+        problems,
+    )
+}
+
+pub fn parse_owner(
+    input: &Map<String, Value>,
+    prefix: &str,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    parse_patch(OWNER_FIELDS, input, prefix, false, cipher, problems)
+}
+
+pub fn parse_contract(
+    input: &Map<String, Value>,
+    prefix: &str,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    let patch = parse_patch(CONTRACT_FIELDS, input, prefix, false, cipher, problems);
+    if let (Some(Value::String(start)), Some(Value::String(end))) = (
+        patch.columns.get("contract_start_date"),
+        patch.columns.get("contract_end_date"),
+    ) && end < start
+    {
+        // ISO dates compare as text.
+        problems.push(
+            format!("{prefix}contractEndDate"),
+            "out_of_range",
+            "must not be before contractStartDate",
+        );
+    }
+    patch
+}
+
+pub fn parse_bank(
+    input: &Map<String, Value>,
+    prefix: &str,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    parse_patch(BANK_FIELDS, input, prefix, false, cipher, problems)
+}
+
+fn villa_code_taken(e: sqlx::Error) -> Error {
+    on_unique_violation(e, "villaCode", "a villa with this code already exists")
+}
+
+/// Creates a villa (status DRAFT) from a checked creation patch.
+pub async fn create_villa(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
+    let id = Uuid::now_v7();
+    sqlx::query(concat!(
+        "INSERT INTO villas (id, ",
+        villa_columns!(),
+        ") SELECT $1, ",
+        villa_columns!(),
+        " FROM jsonb_populate_record(NULL::villas, $2)"
+    ))
+    .bind(id)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await
+    .map_err(villa_code_taken)?;
+    Ok(id)
+}
+
+/// Applies a step-1 patch to the villa; bumps its version.
+pub async fn update_villa(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<()> {
+    if patch.is_empty() {
+        return Ok(());
+    }
+    let done = sqlx::query(concat!(
+        "UPDATE villas v SET (",
+        villa_columns!(),
+        ") = (SELECT ",
+        villa_columns!(),
+        " FROM jsonb_populate_record(v, $2)), version = version + 1, updated_at = now() WHERE id = $1"
+    ))
+    .bind(villa_id)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await
+    .map_err(villa_code_taken)?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound("villa"));
+    }
+    Ok(())
+}
+
+/// Upserts the villa's owner: updates the linked owner, or creates one (INDIVIDUAL unless the
+/// patch says otherwise) and links it. Returns the owner's id.
+pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<Uuid> {
+    let linked: Option<Option<Uuid>> =
+        sqlx::query_scalar("SELECT owner_id FROM villas WHERE id = $1 FOR UPDATE")
+            .bind(villa_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let Some(linked) = linked else {
+        return Err(Error::NotFound("villa"));
+    };
+    if let Some(owner_id) = linked {
+        sqlx::query(concat!(
+            "UPDATE owners o SET (",
+            owner_columns!(),
+            ") = (SELECT ",
+            owner_columns!(),
+            " FROM jsonb_populate_record(o, $2)), updated_at = now() WHERE id = $1"
+        ))
+        .bind(owner_id)
+        .bind(patch.to_value())
+        .execute(&mut *conn)
+        .await?;
+        return Ok(owner_id);
+    }
+    let mut columns = patch.columns.clone();
+    if columns.get("owner_type").is_none_or(Value::is_null) {
+        columns.insert("owner_type".into(), json!("INDIVIDUAL"));
+    }
+    let owner_id = Uuid::now_v7();
+    sqlx::query(concat!(
+        "INSERT INTO owners (id, ",
+        owner_columns!(),
+        ") SELECT $1, ",
+        owner_columns!(),
+        " FROM jsonb_populate_record(NULL::owners, $2)"
+    ))
+    .bind(owner_id)
+    .bind(Value::Object(columns))
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("UPDATE villas SET owner_id = $2, version = version + 1, updated_at = now() WHERE id = $1")
+        .bind(villa_id)
+        .bind(owner_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(owner_id)
+}
+
+pub async fn upsert_contract(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO contractual_details (villa_id) VALUES ($1) ON CONFLICT (villa_id) DO NOTHING",
+    )
+    .bind(villa_id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(concat!(
+        "UPDATE contractual_details c SET (",
+        contract_columns!(),
+        ") = (SELECT ",
+        contract_columns!(),
+        " FROM jsonb_populate_record(c, $2)), updated_at = now() WHERE villa_id = $1"
+    ))
+    .bind(villa_id)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn upsert_bank(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<()> {
+    sqlx::query("INSERT INTO bank_details (villa_id) VALUES ($1) ON CONFLICT (villa_id) DO NOTHING")
+        .bind(villa_id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(concat!(
+        "UPDATE bank_details b SET (",
+        bank_columns!(),
+        ") = (SELECT ",
+        bank_columns!(),
+        " FROM jsonb_populate_record(b, $2)), updated_at = now() WHERE villa_id = $1"
+    ))
+    .bind(villa_id)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// One OTA credential as sent to step 5.
+#[derive(Debug, Clone)]
+pub struct OtaCredentialInput {
+    /// An existing credential of the villa; when given without a password, its stored password
+    /// is kept (the API never returns passwords, so a client cannot send them back).
+    pub id: Option<Uuid>,
+    pub patch: Patch,
+}
+
+pub const OTA_FIELDS: &[FieldSpec] = &[
+    required("platform", "platform", Kind::OneOf(OTA_PLATFORMS)),
+    field("propertyId", "property_id", Kind::Text(255)),
+    field("username", "username", Kind::Text(255)),
+    field("password", "password", Kind::Secret),
+    field("listingUrl", "listing_url", Kind::Url),
+    field("isActive", "is_active", Kind::Bool),
+];
+
+/// Checks step 5's `credentials` array, reporting each bad entry's fields as
+/// `credentials[i].field`.
+pub fn parse_ota_credentials(
+    raw: Option<&Value>,
+    prefix: &str,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Option<Vec<OtaCredentialInput>> {
+    let name = format!("{prefix}credentials");
+    let items = match raw {
+        None | Some(Value::Null) => {
+            problems.push(name, "required", "credentials is required (an array, possibly empty)");
+            return None;
+        }
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            problems.push(name, "invalid_type", "credentials must be an array");
+            return None;
+        }
+    };
+    if items.len() > 50 {
+        problems.push(name.clone(), "too_long", "at most 50 credentials");
+    }
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let item_prefix = format!("{name}[{i}].");
+        let Some(obj) = item.as_object() else {
+            problems.push(format!("{name}[{i}]"), "invalid_type", "each credential must be an object");
+            continue;
+        };
+        let id = match obj.get("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => match s.parse::<Uuid>() {
+                Ok(id) => Some(id),
+                Err(_) => {
+                    problems.push(format!("{item_prefix}id"), "invalid_format", "must be a UUID");
+                    None
+                }
+            },
+            Some(_) => {
+                problems.push(format!("{item_prefix}id"), "invalid_type", "must be a UUID string");
+                None
+            }
+        };
+        let patch = parse_patch(OTA_FIELDS, obj, &item_prefix, true, cipher, problems);
+        out.push(OtaCredentialInput { id, patch });
+    }
+    Some(out)
+}
+
+/// Replaces every OTA credential of the villa with `credentials`.
+pub async fn replace_ota_credentials(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    credentials: &[OtaCredentialInput],
+) -> Result<()> {
+    // Passwords of credentials that are kept without being re-sent.
+    let kept: Vec<(Uuid, Option<Vec<u8>>)> = sqlx::query_as(
+        "DELETE FROM ota_credentials WHERE villa_id = $1 RETURNING id, password_encrypted",
+    )
+    .bind(villa_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    for c in credentials {
+        let mut columns = c.patch.columns.clone();
+        let reused = c.id.filter(|id| kept.iter().any(|(k, _)| k == id));
+        if !columns.contains_key("password_encrypted")
+            && let Some(old) = reused.and_then(|id| kept.iter().find(|(k, _)| *k == id))
+        {
+            columns.insert(
+                "password_encrypted".into(),
+                old.1.as_deref().map_or(Value::Null, |b| Value::String(bytea_hex(b))),
+            );
+        }
+        sqlx::query(
+            "INSERT INTO ota_credentials (id, villa_id, platform, property_id, username, password_encrypted, listing_url, is_active)
+             SELECT $1, $2, platform, property_id, username, password_encrypted, listing_url, coalesce(($3::jsonb->>'is_active')::boolean, true)
+             FROM jsonb_populate_record(NULL::ota_credentials, $3)",
+        )
+        .bind(reused.unwrap_or_else(Uuid::now_v7))
+        .bind(villa_id)
+        .bind(Value::Object(columns))
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// A stored row as JSON (`to_jsonb`), or `None`.
+async fn row_json(
+    conn: &mut PgConnection,
+    sql: &'static str,
+    key: Uuid,
+) -> Result<Option<Map<String, Value>>> {
+    let v: Option<Value> = sqlx::query_scalar(sql)
+        .bind(key)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(v.and_then(|v| match v {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }))
+}
+
+/// The stored rows of steps 1 to 4, for rendering, `hasData` and skipped fields.
+#[derive(Debug, Default)]
+pub struct StoredRecords {
+    pub villa: Option<Map<String, Value>>,
+    pub owner: Option<Map<String, Value>>,
+    pub contract: Option<Map<String, Value>>,
+    pub bank: Option<Map<String, Value>>,
+    pub ota_count: i64,
+    pub document_count: i64,
+    pub staff_count: i64,
+    pub facility_count: i64,
+    pub photo_count: i64,
+}
+
+pub async fn stored(conn: &mut PgConnection, villa_id: Uuid) -> Result<StoredRecords> {
+    let villa = row_json(conn, "SELECT to_jsonb(v) FROM villas v WHERE id = $1", villa_id).await?;
+    let owner = row_json(
+        conn,
+        "SELECT to_jsonb(o) FROM owners o JOIN villas v ON v.owner_id = o.id WHERE v.id = $1",
+        villa_id,
+    )
+    .await?;
+    let contract = row_json(
+        conn,
+        "SELECT to_jsonb(c) FROM contractual_details c WHERE villa_id = $1",
+        villa_id,
+    )
+    .await?;
+    let bank = row_json(
+        conn,
+        "SELECT to_jsonb(b) FROM bank_details b WHERE villa_id = $1",
+        villa_id,
+    )
+    .await?;
+    let (ota_count, document_count, staff_count, facility_count, photo_count): (i64, i64, i64, i64, i64) =
+        sqlx::query_as(
+            "SELECT (SELECT count(*) FROM ota_credentials WHERE villa_id = $1),
+                    (SELECT count(*) FROM documents WHERE villa_id = $1),
+                    (SELECT count(*) FROM villa_staff WHERE villa_id = $1),
+                    (SELECT count(*) FROM facilities WHERE villa_id = $1),
+                    (SELECT count(*) FROM photos WHERE villa_id = $1)",
+        )
+        .bind(villa_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok(StoredRecords {
+        villa,
+        owner,
+        contract,
+        bank,
+        ota_count,
+        document_count,
+        staff_count,
+        facility_count,
+        photo_count,
+    })
+}
+
+/// The owner as the API shows it (`villaId` added when known).
+pub fn render_owner(row: &Map<String, Value>, villa_id: Option<Uuid>) -> Value {
+    let mut out = render(OWNER_FIELDS, row);
+    out.insert("id".into(), row.get("id").cloned().unwrap_or(Value::Null));
+    out.insert("villaId".into(), json!(villa_id));
+    out.insert("createdAt".into(), row.get("created_at").cloned().unwrap_or(Value::Null));
+    out.insert("updatedAt".into(), row.get("updated_at").cloned().unwrap_or(Value::Null));
+    Value::Object(out)
+}
+
+/// Contract or bank details as the API shows them.
+pub fn render_villa_record(specs: &[FieldSpec], row: &Map<String, Value>) -> Value {
+    let mut out = render(specs, row);
+    out.insert("villaId".into(), row.get("villa_id").cloned().unwrap_or(Value::Null));
+    out.insert("updatedAt".into(), row.get("updated_at").cloned().unwrap_or(Value::Null));
+    Value::Object(out)
+}
+
+pub async fn owner_of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<Option<Value>> {
+    let exists: Option<bool> = sqlx::query_scalar("SELECT true FROM villas WHERE id = $1")
+        .bind(villa_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if exists.is_none() {
+        return Err(Error::NotFound("villa"));
+    }
+    let row = row_json(
+        conn,
+        "SELECT to_jsonb(o) FROM owners o JOIN villas v ON v.owner_id = o.id WHERE v.id = $1",
+        villa_id,
+    )
+    .await?;
+    Ok(row.map(|r| render_owner(&r, Some(villa_id))))
+}
+
+/// The villa's OTA credentials, without passwords (`hasPassword` says whether one is stored).
+pub async fn ota_credentials(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<Value>> {
+    Ok(sqlx::query_scalar(
+        "SELECT jsonb_build_object('id', id, 'villaId', villa_id, 'platform', platform, 'propertyId', property_id,
+                'username', username, 'listingUrl', listing_url, 'isActive', is_active,
+                'hasPassword', password_encrypted IS NOT NULL, 'updatedAt', updated_at)
+         FROM ota_credentials WHERE villa_id = $1 ORDER BY platform, created_at",
+    )
+    .bind(villa_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}

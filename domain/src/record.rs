@@ -1,0 +1,505 @@
+//! Partial records: the wizard's steps send any subset of a record's fields, and a field left out
+//! must keep its stored value. Each record is described once by a table of [`FieldSpec`]s (JSON
+//! name, column, kind); [`parse_patch`] checks a request's object against it, reporting every bad
+//! field, and turns it into a patch keyed by column, which the record's SQL applies with
+//! `jsonb_populate_record(<stored row>, patch)` so that only the columns present change. The same
+//! table renders stored rows back to JSON ([`render`]) and lists what was left empty
+//! ([`empty_optional_fields`]).
+//!
+//! Absent means "leave as is"; `null` or an empty string means "clear".
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use serde_json::{Map, Value};
+
+use crate::Problems;
+use crate::crypto::{FieldCipher, last4, masked};
+
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    /// Trimmed text of at most this many characters.
+    Text(usize),
+    Email,
+    /// International format: `+`, then 7 to 15 digits (spaces, dashes, dots and parentheses
+    /// between them are accepted and kept).
+    Phone,
+    Int { min: i64, max: i64 },
+    Decimal { min: i64, max: i64 },
+    /// `YYYY-MM-DD`.
+    Date,
+    /// `HH:MM`, 24-hour clock.
+    Time,
+    Bool,
+    /// A closed set; accepted in any letter case, stored upper-case.
+    OneOf(&'static [&'static str]),
+    /// ISO 4217 code: three letters, stored upper-case.
+    Currency,
+    /// http(s) address.
+    Url,
+    /// Encrypted at rest into `<column>_encrypted`, with `<column>_last4` for the masked form;
+    /// never returned in clear.
+    Secret,
+    /// Like [`Kind::Secret`], and the value must be an IBAN with a valid checksum.
+    Iban,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct FieldSpec {
+    /// The request and response name (camelCase).
+    pub json: &'static str,
+    pub column: &'static str,
+    pub kind: Kind,
+    /// Needed to create the record (only the villa has such fields).
+    pub required: bool,
+}
+
+pub const fn field(json: &'static str, column: &'static str, kind: Kind) -> FieldSpec {
+    FieldSpec {
+        json,
+        column,
+        kind,
+        required: false,
+    }
+}
+
+pub const fn required(json: &'static str, column: &'static str, kind: Kind) -> FieldSpec {
+    FieldSpec {
+        json,
+        column,
+        kind,
+        required: true,
+    }
+}
+
+/// A checked request: the columns to change, and the JSON names the client sent.
+#[derive(Debug, Clone, Default)]
+pub struct Patch {
+    pub columns: Map<String, Value>,
+    pub saved_fields: Vec<String>,
+}
+
+impl Patch {
+    pub fn is_empty(&self) -> bool {
+        self.saved_fields.is_empty()
+    }
+
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.columns.clone())
+    }
+}
+
+/// Checks `input` against `specs`. Every bad field is recorded in `problems` under
+/// `prefix + json name`. With `creating`, required fields must be present and non-empty.
+/// Members that are not fields of the record are ignored (the wizard sends its own UI state
+/// along), and are not in `saved_fields`.
+pub fn parse_patch(
+    specs: &[FieldSpec],
+    input: &Map<String, Value>,
+    prefix: &str,
+    creating: bool,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    let mut patch = Patch::default();
+    for spec in specs {
+        let name = format!("{prefix}{}", spec.json);
+        let raw = input.get(spec.json);
+        let empty = match raw {
+            None | Some(Value::Null) => true,
+            Some(Value::String(s)) => s.trim().is_empty(),
+            _ => false,
+        };
+        if empty {
+            if spec.required && (creating || raw.is_some()) {
+                problems.push(name, "required", format!("{} is required", spec.json));
+                continue;
+            }
+            if raw.is_some() {
+                clear(spec, &mut patch.columns);
+                patch.saved_fields.push(spec.json.to_owned());
+            }
+            continue;
+        }
+        let Some(raw) = raw else { continue };
+        match check(spec, raw) {
+            Ok(value) => {
+                set(spec, value, cipher, &mut patch.columns);
+                patch.saved_fields.push(spec.json.to_owned());
+            }
+            Err((code, message)) => problems.push(name, code, message),
+        }
+    }
+    patch
+}
+
+/// A checked value, before it is written into the patch.
+enum Checked {
+    Json(Value),
+    Secret(String),
+}
+
+fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static str, String)> {
+    let text = || -> Result<String, (&'static str, String)> {
+        match raw {
+            Value::String(s) => Ok(s.trim().to_owned()),
+            _ => Err(("invalid_type", "must be a string".to_owned())),
+        }
+    };
+    Ok(match spec.kind {
+        Kind::Text(max) => {
+            let s = text()?;
+            if s.chars().count() > max {
+                return Err(("too_long", format!("at most {max} characters")));
+            }
+            Checked::Json(Value::String(s))
+        }
+        Kind::Email => {
+            let s = text()?;
+            if !is_email(&s) {
+                return Err((
+                    "invalid_format",
+                    "must be an email address like name@example.com".to_owned(),
+                ));
+            }
+            Checked::Json(Value::String(s))
+        }
+        Kind::Phone => {
+            let s = text()?;
+            if !is_international_phone(&s) {
+                return Err((
+                    "invalid_format",
+                    "must be a phone number in international format: + then 7 to 15 digits"
+                        .to_owned(),
+                ));
+            }
+            Checked::Json(Value::String(s))
+        }
+        Kind::Int { min, max } => {
+            let n = match raw {
+                Value::Number(n) => n.as_i64(),
+                Value::String(s) => s.trim().parse::<i64>().ok(),
+                _ => None,
+            }
+            .ok_or(("invalid_type", "must be a whole number".to_owned()))?;
+            if !(min..=max).contains(&n) {
+                return Err(("out_of_range", format!("must be from {min} to {max}")));
+            }
+            Checked::Json(Value::from(n))
+        }
+        Kind::Decimal { min, max } => {
+            let d = match raw {
+                Value::Number(n) => n.to_string().parse::<Decimal>().ok(),
+                Value::String(s) => s.trim().parse::<Decimal>().ok(),
+                _ => None,
+            }
+            .ok_or(("invalid_type", "must be a number".to_owned()))?;
+            if d < Decimal::from(min) || d > Decimal::from(max) {
+                return Err(("out_of_range", format!("must be from {min} to {max}")));
+            }
+            Checked::Json(Value::String(d.normalize().to_string()))
+        }
+        Kind::Date => {
+            let s = text()?;
+            NaiveDate::parse_from_str(&s, "%Y-%m-%d")
+                .ok()
+                .filter(|_| s.len() == 10)
+                .ok_or((
+                    "invalid_format",
+                    "must be an ISO date (YYYY-MM-DD)".to_owned(),
+                ))?;
+            Checked::Json(Value::String(s))
+        }
+        Kind::Time => {
+            let s = text()?;
+            chrono::NaiveTime::parse_from_str(&s, "%H:%M")
+                .ok()
+                .filter(|_| s.len() == 5)
+                .ok_or(("invalid_format", "must be a time as HH:MM".to_owned()))?;
+            Checked::Json(Value::String(s))
+        }
+        Kind::Bool => match raw {
+            Value::Bool(b) => Checked::Json(Value::Bool(*b)),
+            _ => return Err(("invalid_type", "must be true or false".to_owned())),
+        },
+        Kind::OneOf(values) => {
+            let s = text()?.to_uppercase();
+            if !values.contains(&s.as_str()) {
+                return Err((
+                    "invalid_value",
+                    format!("must be one of {}", values.join(", ")),
+                ));
+            }
+            Checked::Json(Value::String(s))
+        }
+        Kind::Currency => {
+            let s = text()?.to_uppercase();
+            if s.len() != 3 || !s.chars().all(|c| c.is_ascii_uppercase()) {
+                return Err((
+                    "invalid_format",
+                    "must be a three-letter ISO 4217 currency code".to_owned(),
+                ));
+            }
+            Checked::Json(Value::String(s))
+        }
+        Kind::Url => {
+            let s = text()?;
+            if !is_http_url(&s) {
+                return Err((
+                    "invalid_format",
+                    "must be an http:// or https:// address".to_owned(),
+                ));
+            }
+            if s.len() > 2000 {
+                return Err(("too_long", "at most 2000 characters".to_owned()));
+            }
+            Checked::Json(Value::String(s))
+        }
+        Kind::Secret => {
+            let s = text()?;
+            if s.chars().count() > 64 {
+                return Err(("too_long", "at most 64 characters".to_owned()));
+            }
+            Checked::Secret(s)
+        }
+        Kind::Iban => {
+            let s: String = text()?
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+                .to_uppercase();
+            if !is_valid_iban(&s) {
+                return Err((
+                    "invalid_checksum",
+                    "must be an IBAN with a valid checksum (country code, 2 check digits, account)"
+                        .to_owned(),
+                ));
+            }
+            Checked::Secret(s)
+        }
+    })
+}
+
+fn is_secret(kind: Kind) -> bool {
+    matches!(kind, Kind::Secret | Kind::Iban)
+}
+
+fn clear(spec: &FieldSpec, columns: &mut Map<String, Value>) {
+    if is_secret(spec.kind) {
+        columns.insert(format!("{}_encrypted", spec.column), Value::Null);
+        columns.insert(format!("{}_last4", spec.column), Value::Null);
+    } else {
+        columns.insert(spec.column.to_owned(), Value::Null);
+    }
+}
+
+fn set(spec: &FieldSpec, value: Checked, cipher: &FieldCipher, columns: &mut Map<String, Value>) {
+    match value {
+        Checked::Json(v) => {
+            columns.insert(spec.column.to_owned(), v);
+        }
+        Checked::Secret(s) => {
+            // bytea's text input form, which jsonb_populate_record reads.
+            columns.insert(
+                format!("{}_encrypted", spec.column),
+                Value::String(bytea_hex(&cipher.encrypt(&s))),
+            );
+            columns.insert(format!("{}_last4", spec.column), Value::String(last4(&s)));
+        }
+    }
+}
+
+/// bytea's text input form (`\\x` and hex), as `jsonb_populate_record` reads it.
+pub fn bytea_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(2 + bytes.len() * 2);
+    out.push_str("\\x");
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+/// A stored row (as `to_jsonb`) in the API's names. Secrets appear masked (`****1234`), never in
+/// clear and never as ciphertext.
+pub fn render(specs: &[FieldSpec], row: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for spec in specs {
+        let value = if is_secret(spec.kind) {
+            match row.get(&format!("{}_last4", spec.column)) {
+                Some(Value::String(l4)) => Value::String(masked(l4)),
+                _ => Value::Null,
+            }
+        } else {
+            row.get(spec.column).cloned().unwrap_or(Value::Null)
+        };
+        out.insert(spec.json.to_owned(), value);
+    }
+    out
+}
+
+/// The optional fields of a stored row that are empty, as `<prefix>.<json name>`.
+pub fn empty_optional_fields(
+    specs: &[FieldSpec],
+    row: Option<&Map<String, Value>>,
+    prefix: &str,
+) -> Vec<String> {
+    specs
+        .iter()
+        .filter(|s| !s.required)
+        .filter(|s| {
+            let column = if is_secret(s.kind) {
+                format!("{}_last4", s.column)
+            } else {
+                s.column.to_owned()
+            };
+            row.and_then(|r| r.get(&column))
+                .is_none_or(|v| v.is_null() || v.as_str().is_some_and(str::is_empty))
+        })
+        .map(|s| format!("{prefix}.{}", s.json))
+        .collect()
+}
+
+pub fn is_email(s: &str) -> bool {
+    if s.len() > 254 || s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return false;
+    }
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !domain.contains("..")
+}
+
+pub fn is_international_phone(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('+') else {
+        return false;
+    };
+    if !rest
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, ' ' | '-' | '.' | '(' | ')'))
+    {
+        return false;
+    }
+    let digits = rest.chars().filter(char::is_ascii_digit).count();
+    (7..=15).contains(&digits) && rest.starts_with(|c: char| c.is_ascii_digit())
+}
+
+pub fn is_http_url(s: &str) -> bool {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"));
+    rest.is_some_and(|r| {
+        !r.is_empty()
+            && !r.starts_with('/')
+            && !r.chars().any(|c| c.is_whitespace() || c.is_control())
+    })
+}
+
+/// ISO 13616: two letters, two check digits, up to 30 alphanumerics; moved-and-converted
+/// number mod 97 is 1.
+pub fn is_valid_iban(s: &str) -> bool {
+    let b = s.as_bytes();
+    if !(15..=34).contains(&b.len())
+        || !b[..2].iter().all(u8::is_ascii_uppercase)
+        || !b[2..4].iter().all(u8::is_ascii_digit)
+        || !b.iter().all(u8::is_ascii_alphanumeric)
+    {
+        return false;
+    }
+    let mut rem: u32 = 0;
+    for &c in b[4..].iter().chain(&b[..4]) {
+        let v = if c.is_ascii_digit() {
+            u32::from(c - b'0')
+        } else {
+            u32::from(c.to_ascii_uppercase() - b'A') + 10
+        };
+        rem = if v >= 10 {
+            (rem * 100 + v) % 97
+        } else {
+            (rem * 10 + v) % 97
+        };
+    }
+    rem == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const SPECS: &[FieldSpec] = &[
+        required("name", "name", Kind::Text(5)),
+        field("email", "email", Kind::Email),
+        field("rate", "rate", Kind::Decimal { min: 0, max: 100 }),
+        field("iban", "iban", Kind::Iban),
+        field("type", "type", Kind::OneOf(&["A", "B"])),
+    ];
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn every_bad_field_is_reported_and_absent_fields_are_left_alone() {
+        let cipher = FieldCipher::new(&[1; 32]);
+        let mut p = Problems::new();
+        let patch = parse_patch(
+            SPECS,
+            &obj(json!({"name": "toolong", "email": "x", "rate": 101, "type": "c", "other": 1})),
+            "",
+            false,
+            &cipher,
+            &mut p,
+        );
+        let crate::Error::Validation(fields) = p.finish().unwrap_err() else {
+            panic!()
+        };
+        let names: Vec<_> = fields.iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(names, ["name", "email", "rate", "type"]);
+        assert!(patch.columns.is_empty());
+    }
+
+    #[test]
+    fn secrets_are_encrypted_and_cleared_fields_are_null() {
+        let cipher = FieldCipher::new(&[1; 32]);
+        let mut p = Problems::new();
+        let patch = parse_patch(
+            SPECS,
+            &obj(json!({"iban": "GB82 WEST 1234 5698 7654 32", "email": "", "type": "b"})),
+            "",
+            false,
+            &cipher,
+            &mut p,
+        );
+        p.finish().unwrap();
+        assert_eq!(patch.columns["iban_last4"], "5432");
+        assert!(
+            !patch.columns["iban_encrypted"]
+                .as_str()
+                .unwrap()
+                .contains("WEST")
+        );
+        assert_eq!(patch.columns["email"], Value::Null);
+        assert_eq!(patch.columns["type"], "B");
+        assert_eq!(patch.saved_fields, ["email", "iban", "type"]);
+        let shown = render(SPECS, &patch.columns);
+        assert_eq!(shown["iban"], "****5432");
+    }
+
+    #[test]
+    fn formats() {
+        assert!(is_valid_iban("GB82WEST12345698765432"));
+        assert!(!is_valid_iban("GB83WEST12345698765432"));
+        assert!(is_international_phone("+62 361 123-456"));
+        assert!(!is_international_phone("0361 123456"));
+        assert!(!is_international_phone("+12"));
+        assert!(is_email("a.b@example.co.id"));
+        assert!(!is_email("a@b"));
+        assert!(is_http_url("https://airbnb.com/rooms/1"));
+        assert!(!is_http_url("javascript:alert(1)"));
+    }
+}

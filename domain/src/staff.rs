@@ -1,0 +1,228 @@
+//! Staff and their assignment to villas. The wizard's step 7 sets a villa's team in one go.
+
+use serde_json::{Map, Value};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use crate::record::{is_email, is_international_phone};
+use crate::{Error, Problems, Result};
+
+pub const STAFF_ROLES: &[&str] = &[
+    "HOUSEKEEPER",
+    "GARDENER",
+    "POOL_TECHNICIAN",
+    "MAINTENANCE_TECHNICIAN",
+    "VILLA_MANAGER",
+    "CHEF",
+    "SECURITY",
+    "DRIVER",
+];
+
+/// One member of a villa's team as step 7 sends it.
+#[derive(Debug, Clone)]
+pub struct TeamMember {
+    /// An existing staff member (updated and assigned); without it one is created.
+    pub id: Option<Uuid>,
+    pub first_name: String,
+    pub last_name: Option<String>,
+    pub role: String,
+    pub phone: Option<String>,
+    pub email: Option<String>,
+    pub is_primary: bool,
+}
+
+fn opt_text(
+    obj: &Map<String, Value>,
+    key: &str,
+    prefix: &str,
+    max: usize,
+    problems: &mut Problems,
+) -> Option<String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) if s.trim().chars().count() > max => {
+            problems.push(format!("{prefix}{key}"), "too_long", format!("at most {max} characters"));
+            None
+        }
+        Some(Value::String(s)) => Some(s.trim().to_owned()),
+        Some(_) => {
+            problems.push(format!("{prefix}{key}"), "invalid_type", "must be a string");
+            None
+        }
+    }
+}
+
+/// Checks step 7's `staff` array: each member needs a name (`firstName`, or `name` which is
+/// split at its first space) and a role; phone and email are checked when given; at most one
+/// primary per role.
+pub fn parse_team(raw: Option<&Value>, prefix: &str, problems: &mut Problems) -> Option<Vec<TeamMember>> {
+    let name = format!("{prefix}staff");
+    let items = match raw {
+        None | Some(Value::Null) => {
+            problems.push(name, "required", "staff is required (an array, possibly empty)");
+            return None;
+        }
+        Some(Value::Array(items)) => items,
+        Some(_) => {
+            problems.push(name, "invalid_type", "staff must be an array");
+            return None;
+        }
+    };
+    if items.len() > 200 {
+        problems.push(name.clone(), "too_long", "at most 200 staff members");
+    }
+    let mut team = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let p = format!("{name}[{i}].");
+        let Some(obj) = item.as_object() else {
+            problems.push(format!("{name}[{i}]"), "invalid_type", "each staff member must be an object");
+            continue;
+        };
+        let before = problems.len();
+        let id = match obj.get("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.parse::<Uuid>().is_ok() => s.parse().ok(),
+            Some(_) => {
+                problems.push(format!("{p}id"), "invalid_format", "must be a UUID");
+                None
+            }
+        };
+        let full = opt_text(obj, "name", &p, 200, problems);
+        let mut first = opt_text(obj, "firstName", &p, 100, problems);
+        let mut last = opt_text(obj, "lastName", &p, 100, problems);
+        if first.is_none()
+            && let Some(full) = full
+        {
+            let mut parts = full.splitn(2, ' ');
+            first = parts.next().map(str::to_owned);
+            last = last.or_else(|| parts.next().map(|s| s.trim().to_owned()));
+        }
+        if first.is_none() {
+            problems.push(format!("{p}firstName"), "required", "firstName (or name) is required");
+        }
+        let role = opt_text(obj, "role", &p, 50, problems).map(|r| r.to_uppercase());
+        match &role {
+            None => problems.push(format!("{p}role"), "required", "role is required"),
+            Some(r) if !STAFF_ROLES.contains(&r.as_str()) => problems.push(
+                format!("{p}role"),
+                "invalid_value",
+                format!("must be one of {}", STAFF_ROLES.join(", ")),
+            ),
+            Some(_) => {}
+        }
+        let phone = opt_text(obj, "phone", &p, 40, problems);
+        if phone.as_deref().is_some_and(|s| !is_international_phone(s)) {
+            problems.push(
+                format!("{p}phone"),
+                "invalid_format",
+                "must be a phone number in international format: + then 7 to 15 digits",
+            );
+        }
+        let email = opt_text(obj, "email", &p, 254, problems);
+        if email.as_deref().is_some_and(|s| !is_email(s)) {
+            problems.push(format!("{p}email"), "invalid_format", "must be an email address like name@example.com");
+        }
+        let is_primary = match obj.get("isPrimary") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                problems.push(format!("{p}isPrimary"), "invalid_type", "must be true or false");
+                false
+            }
+        };
+        if problems.len() > before {
+            continue;
+        }
+        let (Some(first_name), Some(role)) = (first, role) else { continue };
+        if is_primary && team.iter().any(|m: &TeamMember| m.is_primary && m.role == role) {
+            problems.push(
+                format!("{p}isPrimary"),
+                "duplicate",
+                format!("only one primary {role} per villa"),
+            );
+            continue;
+        }
+        team.push(TeamMember {
+            id,
+            first_name,
+            last_name: last,
+            role,
+            phone,
+            email,
+            is_primary,
+        });
+    }
+    Some(team)
+}
+
+/// Makes `team` the villa's whole team: existing members (by id) are updated, new ones created,
+/// and assignments of anyone not listed are removed (the staff records stay, for other villas).
+pub async fn replace_team(conn: &mut PgConnection, villa_id: Uuid, team: &[TeamMember]) -> Result<()> {
+    sqlx::query("DELETE FROM villa_staff WHERE villa_id = $1")
+        .bind(villa_id)
+        .execute(&mut *conn)
+        .await?;
+    for m in team {
+        let id = match m.id {
+            Some(id) => {
+                let found = sqlx::query(
+                    "UPDATE staff SET first_name = $2, last_name = $3, phone = $4, email = $5, updated_at = now()
+                     WHERE id = $1",
+                )
+                .bind(id)
+                .bind(&m.first_name)
+                .bind(&m.last_name)
+                .bind(&m.phone)
+                .bind(&m.email)
+                .execute(&mut *conn)
+                .await?;
+                if found.rows_affected() == 0 {
+                    return Err(Error::NotFound("staff member"));
+                }
+                id
+            }
+            None => {
+                let id = Uuid::now_v7();
+                sqlx::query(
+                    "INSERT INTO staff (id, first_name, last_name, phone, email, default_role) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(id)
+                .bind(&m.first_name)
+                .bind(&m.last_name)
+                .bind(&m.phone)
+                .bind(&m.email)
+                .bind(&m.role)
+                .execute(&mut *conn)
+                .await?;
+                id
+            }
+        };
+        sqlx::query(
+            "INSERT INTO villa_staff (villa_id, staff_id, role, is_primary) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (villa_id, staff_id) DO UPDATE SET role = EXCLUDED.role, is_primary = EXCLUDED.is_primary",
+        )
+        .bind(villa_id)
+        .bind(id)
+        .bind(&m.role)
+        .bind(m.is_primary)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| crate::on_unique_violation(e, "staff", "only one primary per role per villa"))?;
+    }
+    Ok(())
+}
+
+/// The villa's team as the API shows it.
+pub async fn team_of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<Value>> {
+    Ok(sqlx::query_scalar(
+        "SELECT jsonb_build_object('id', s.id, 'villaId', vs.villa_id, 'firstName', s.first_name, 'lastName', s.last_name,
+                'name', concat_ws(' ', s.first_name, s.last_name), 'role', vs.role, 'phone', s.phone, 'email', s.email,
+                'isPrimary', vs.is_primary, 'isActive', s.is_active)
+         FROM villa_staff vs JOIN staff s ON s.id = vs.staff_id
+         WHERE vs.villa_id = $1 ORDER BY vs.role, vs.is_primary DESC, s.first_name",
+    )
+    .bind(villa_id)
+    .fetch_all(&mut *conn)
+    .await?)
+}
