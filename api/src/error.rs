@@ -32,6 +32,13 @@ pub enum AppError {
     Validation(Vec<FieldError>),
     #[error("{message}")]
     BadRequest { code: &'static str, message: String },
+    /// A 400 whose body carries more than the message (onboarding's `missingSteps`).
+    #[error("{message}")]
+    BadRequestWith {
+        code: &'static str,
+        message: String,
+        extra: Value,
+    },
     #[error("{0}")]
     Conflict(String),
     #[error("the record was changed since it was read")]
@@ -169,6 +176,15 @@ impl AppError {
             AppError::BadRequest { code, message } => {
                 ErrorInfo::new(StatusCode::BAD_REQUEST, code, message)
             }
+            AppError::BadRequestWith {
+                code,
+                message,
+                extra,
+            } => {
+                let mut i = ErrorInfo::new(StatusCode::BAD_REQUEST, code, message);
+                i.extra = Some(extra.clone());
+                i
+            }
             AppError::Conflict(m) => ErrorInfo::new(StatusCode::CONFLICT, "CONFLICT", m),
             AppError::PreconditionFailed => ErrorInfo::new(
                 StatusCode::PRECONDITION_FAILED,
@@ -231,9 +247,36 @@ pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Respons
     AppError::Internal(anyhow::anyhow!("handler panicked")).into_response()
 }
 
+/// `X-Auto-Save: true`: the wizard's background saves, which must never produce an error status
+/// (onboarding spec): their failures answer 200 `{success: false, ...}` with the reason.
+pub const AUTO_SAVE: &str = "x-auto-save";
+
+pub fn is_auto_save(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(AUTO_SAVE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// The 200 answer of a failed autosave: the onboarding error body with `success: false`, the
+/// message and a timestamp.
+pub fn auto_save_failure(info: &ErrorInfo) -> Value {
+    let mut body = body_for(Surface::Onboarding, info);
+    if let Value::Object(map) = &mut body {
+        map.insert("success".into(), Value::Bool(false));
+        map.insert("message".into(), Value::String(info.message.clone()));
+        map.insert(
+            "timestamp".into(),
+            Value::String(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        );
+    }
+    body
+}
+
 /// Writes every error response in the shape of the request's surface.
 pub async fn render_errors(req: Request, next: Next) -> Response {
     let surface = Surface::of_path(req.uri().path());
+    let auto_save = surface == Surface::Onboarding && is_auto_save(req.headers());
     let res = next.run(req).await;
     let status = res.status();
     if !(status.is_client_error() || status.is_server_error()) {
@@ -250,6 +293,15 @@ pub async fn render_errors(req: Request, next: Next) -> Response {
     };
     parts.status = info.status;
     parts.headers.remove(header::CONTENT_LENGTH);
+    if auto_save {
+        parts.status = StatusCode::OK;
+        let body = auto_save_failure(&info);
+        parts.headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        return Response::from_parts(parts, Json(body).into_response().into_body());
+    }
     if let Some(secs) = info.retry_after_secs {
         parts
             .headers

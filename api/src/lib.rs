@@ -6,6 +6,8 @@ pub mod error;
 pub mod extract;
 pub mod http;
 pub mod management;
+pub mod monitoring;
+pub mod onboarding;
 pub mod openapi;
 pub mod platform;
 pub mod state;
@@ -27,7 +29,7 @@ use utoipa::OpenApi as _;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::{auth::JwksVerifier, error::AppError, state::AppState};
+use crate::{error::AppError, state::AppState};
 
 /// Every route, with auth, error rendering and the cross-cutting layers. `dev_jwks` mounts the
 /// development key's JWKS (development only).
@@ -36,7 +38,9 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
         .merge(platform::health::router())
         .merge(platform::jobs::router())
         .merge(management::router())
+        .merge(onboarding::router(state.core.app_env.is_development()))
         .split_for_parts();
+    let route_catalog = onboarding::docs::catalog(&openapi);
     let mut router = router.merge(SwaggerUi::new("/swagger-ui").url("/openapi.json", openapi));
     if let Some(jwks) = dev_jwks {
         router = router.merge(platform::dev::router(jwks));
@@ -49,6 +53,12 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
             state.clone(),
             auth::authorize,
         ))
+        // Outside authorize, so that refused requests are monitored too.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            monitoring::record,
+        ))
+        .layer(axum::Extension(route_catalog))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(
             ServiceBuilder::new()
@@ -87,13 +97,7 @@ pub async fn state(
     }
     let queues = jobs::JobQueues::new(&core.redis_url, &core.redis_prefix)
         .context("REDIS_URL is not a Redis address")?;
-    Ok(AppState::new(state::Shared {
-        pool,
-        queues,
-        verifier: JwksVerifier::new(api.auth.clone()),
-        core,
-        api,
-    }))
+    Ok(AppState::new(state::Shared::new(pool, queues, core, api)))
 }
 
 /// Serves until `shutdown` completes, then lets in-flight requests finish.

@@ -4,7 +4,9 @@ use domain::settings::{ApiSettings, CoreSettings};
 use jobs::JobQueues;
 use sqlx::PgPool;
 
-use crate::auth::JwksVerifier;
+use domain::{crypto::FieldCipher, storage::DocumentStore};
+
+use crate::{auth::JwksVerifier, monitoring::Monitor};
 
 /// What every handler can reach. A clone is one reference count: axum clones the state for
 /// every request, more than once.
@@ -15,8 +17,29 @@ pub struct Shared {
     pub pool: PgPool,
     pub queues: JobQueues,
     pub verifier: JwksVerifier,
+    /// Encrypts OTA passwords and bank account numbers (`DATA_ENCRYPTION_KEY`).
+    pub cipher: FieldCipher,
+    /// Read by the routes that serve files the workers have already stored.
+    pub store: DocumentStore,
+    /// The last requests and per-route statistics (`/api/docs/monitoring`).
+    pub monitor: Monitor,
     pub core: CoreSettings,
     pub api: ApiSettings,
+}
+
+impl Shared {
+    pub fn new(pool: PgPool, queues: JobQueues, core: CoreSettings, api: ApiSettings) -> Self {
+        Self {
+            pool,
+            queues,
+            verifier: JwksVerifier::new(api.auth.clone()),
+            cipher: FieldCipher::new(&core.data_encryption_key),
+            store: DocumentStore::from_settings(&core),
+            monitor: Monitor::new(api.slow_request),
+            core,
+            api,
+        }
+    }
 }
 
 impl AppState {

@@ -44,7 +44,12 @@ pub struct Page {
     pub total: i64,
 }
 
-async fn page(pool: &PgPool, rows: &'static str, count: &'static str, p: PageRequest) -> Result<Page> {
+async fn page(
+    pool: &PgPool,
+    rows: &'static str,
+    count: &'static str,
+    p: PageRequest,
+) -> Result<Page> {
     let items = sqlx::query_scalar(rows)
         .bind(i64::from(p.limit))
         .bind(p.offset())
@@ -188,7 +193,10 @@ pub async fn onboarding_overview(pool: &PgPool, p: PageRequest) -> Result<(Value
         p,
     )
     .await?;
-    Ok((json!({"byStatus": by_status, "stepCompletion": steps}), in_progress))
+    Ok((
+        json!({"byStatus": by_status, "stepCompletion": steps}),
+        in_progress,
+    ))
 }
 
 /// `GET /api/debug/check-data`: records that break the model's rules (each should be 0).

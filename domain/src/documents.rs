@@ -102,10 +102,14 @@ pub async fn insert_pending(
 
 /// A document as the onboarding API shows it.
 pub async fn view(conn: &mut PgConnection, id: Uuid) -> Result<Option<serde_json::Value>> {
-    Ok(sqlx::query_scalar(concat!("SELECT ", document_json!(), " FROM documents d WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?)
+    Ok(sqlx::query_scalar(concat!(
+        "SELECT ",
+        document_json!(),
+        " FROM documents d WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?)
 }
 
 /// The villa's documents, newest first.

@@ -27,12 +27,22 @@ pub struct FacilityItem {
     pub photo: Option<(Vec<u8>, &'static str)>,
 }
 
-fn text(obj: &Map<String, Value>, key: &str, p: &str, max: usize, problems: &mut Problems) -> Option<String> {
+fn text(
+    obj: &Map<String, Value>,
+    key: &str,
+    p: &str,
+    max: usize,
+    problems: &mut Problems,
+) -> Option<String> {
     match obj.get(key) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.trim().is_empty() => None,
         Some(Value::String(s)) if s.trim().chars().count() > max => {
-            problems.push(format!("{p}{key}"), "too_long", format!("at most {max} characters"));
+            problems.push(
+                format!("{p}{key}"),
+                "too_long",
+                format!("at most {max} characters"),
+            );
             None
         }
         Some(Value::String(s)) => Some(s.trim().to_owned()),
@@ -44,11 +54,19 @@ fn text(obj: &Map<String, Value>, key: &str, p: &str, max: usize, problems: &mut
 }
 
 /// Checks step 8's `facilities` array (each bad field reported as `facilities[i].field`).
-pub fn parse_checklist(raw: Option<&Value>, prefix: &str, problems: &mut Problems) -> Option<Vec<FacilityItem>> {
+pub fn parse_checklist(
+    raw: Option<&Value>,
+    prefix: &str,
+    problems: &mut Problems,
+) -> Option<Vec<FacilityItem>> {
     let name = format!("{prefix}facilities");
     let items = match raw {
         None | Some(Value::Null) => {
-            problems.push(name, "required", "facilities is required (an array, possibly empty)");
+            problems.push(
+                name,
+                "required",
+                "facilities is required (an array, possibly empty)",
+            );
             return None;
         }
         Some(Value::Array(items)) => items,
@@ -64,7 +82,11 @@ pub fn parse_checklist(raw: Option<&Value>, prefix: &str, problems: &mut Problem
     for (i, item) in items.iter().enumerate() {
         let p = format!("{name}[{i}].");
         let Some(obj) = item.as_object() else {
-            problems.push(format!("{name}[{i}]"), "invalid_type", "each item must be an object");
+            problems.push(
+                format!("{name}[{i}]"),
+                "invalid_type",
+                "each item must be an object",
+            );
             continue;
         };
         let before = problems.len();
@@ -90,7 +112,11 @@ pub fn parse_checklist(raw: Option<&Value>, prefix: &str, problems: &mut Problem
             None | Some(Value::Null) => true,
             Some(Value::Bool(b)) => *b,
             Some(_) => {
-                problems.push(format!("{p}isAvailable"), "invalid_type", "must be true or false");
+                problems.push(
+                    format!("{p}isAvailable"),
+                    "invalid_type",
+                    "must be true or false",
+                );
                 true
             }
         };
@@ -99,17 +125,28 @@ pub fn parse_checklist(raw: Option<&Value>, prefix: &str, problems: &mut Problem
             Some(Value::Number(n)) => match n.as_i64().filter(|q| (0..=100_000).contains(q)) {
                 Some(q) => q as i32,
                 None => {
-                    problems.push(format!("{p}quantity"), "out_of_range", "must be a whole number from 0 to 100000");
+                    problems.push(
+                        format!("{p}quantity"),
+                        "out_of_range",
+                        "must be a whole number from 0 to 100000",
+                    );
                     0
                 }
             },
             Some(_) => {
-                problems.push(format!("{p}quantity"), "invalid_type", "must be a whole number");
+                problems.push(
+                    format!("{p}quantity"),
+                    "invalid_type",
+                    "must be a whole number",
+                );
                 0
             }
         };
         let condition = text(obj, "condition", &p, 20, problems).map(|c| c.to_uppercase());
-        if condition.as_deref().is_some_and(|c| !CONDITIONS.contains(&c)) {
+        if condition
+            .as_deref()
+            .is_some_and(|c| !CONDITIONS.contains(&c))
+        {
             problems.push(
                 format!("{p}condition"),
                 "invalid_value",
@@ -131,20 +168,30 @@ pub fn parse_checklist(raw: Option<&Value>, prefix: &str, problems: &mut Problem
                 Some(bytes) => match crate::media::inspect(&bytes) {
                     Some(info) => Some((bytes, info.mime)),
                     None => {
-                        problems.push(format!("{p}photo"), "invalid_image", "must be a JPEG, PNG, WebP or GIF image");
+                        problems.push(
+                            format!("{p}photo"),
+                            "invalid_image",
+                            "must be a JPEG, PNG, WebP or GIF image",
+                        );
                         None
                     }
                 },
             },
             Some(_) => {
-                problems.push(format!("{p}photo"), "invalid_type", "must be a base64 string");
+                problems.push(
+                    format!("{p}photo"),
+                    "invalid_type",
+                    "must be a base64 string",
+                );
                 None
             }
         };
         if problems.len() > before {
             continue;
         }
-        let (Some(category), Some(item_name)) = (category, item_name) else { continue };
+        let (Some(category), Some(item_name)) = (category, item_name) else {
+            continue;
+        };
         out.push(FacilityItem {
             id,
             category,
@@ -183,7 +230,11 @@ pub fn decode_base64(raw: &str) -> Option<Vec<u8>> {
 }
 
 /// Makes `items` the villa's whole checklist.
-pub async fn replace_checklist(conn: &mut PgConnection, villa_id: Uuid, items: &[FacilityItem]) -> Result<()> {
+pub async fn replace_checklist(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    items: &[FacilityItem],
+) -> Result<()> {
     let old: Vec<(Uuid, Option<Vec<u8>>, Option<String>)> = sqlx::query_as(
         "DELETE FROM facilities WHERE villa_id = $1 RETURNING id, photo_data, photo_mime",
     )

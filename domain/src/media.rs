@@ -89,7 +89,9 @@ mod tests {
     use super::*;
 
     fn jpeg(w: u32, h: u32) -> Vec<u8> {
-        let img = image::RgbImage::from_fn(w, h, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 90]));
+        let img = image::RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([(x % 256) as u8, (y % 256) as u8, 90])
+        });
         let mut out = Cursor::new(Vec::new());
         img.write_to(&mut out, ImageFormat::Jpeg).unwrap();
         out.into_inner()

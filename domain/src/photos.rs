@@ -49,10 +49,12 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
     let folder = photo_folder(&villa, photo.category, photo.subfolder.as_ref());
     let id = Uuid::now_v7();
     if photo.is_main {
-        sqlx::query("UPDATE photos SET is_main = false, updated_at = now() WHERE villa_id = $1 AND is_main")
-            .bind(photo.villa_id)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(
+            "UPDATE photos SET is_main = false, updated_at = now() WHERE villa_id = $1 AND is_main",
+        )
+        .bind(photo.villa_id)
+        .execute(&mut *conn)
+        .await?;
     }
     let plain = folder.child(&photo.file_name);
     let suffixed = folder.child(&photo.file_name.with_suffix(&id.simple().to_string()[..8]));
@@ -89,12 +91,14 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
 }
 
 pub async fn view(conn: &mut PgConnection, id: Uuid) -> Result<Option<Value>> {
-    Ok(
-        sqlx::query_scalar(concat!("SELECT ", photo_json!(), " FROM photos p WHERE id = $1"))
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?,
-    )
+    Ok(sqlx::query_scalar(concat!(
+        "SELECT ",
+        photo_json!(),
+        " FROM photos p WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?)
 }
 
 pub async fn of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<Value>> {
@@ -147,7 +151,13 @@ pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> R
 
 /// Records the thumbnail and the dimensions read from the decoded image; drops the database's
 /// copy of the photo when the store already has it.
-pub async fn set_thumbnail(pool: &PgPool, id: Uuid, thumbnail: &[u8], width: u32, height: u32) -> Result<()> {
+pub async fn set_thumbnail(
+    pool: &PgPool,
+    id: Uuid,
+    thumbnail: &[u8],
+    width: u32,
+    height: u32,
+) -> Result<()> {
     sqlx::query(
         "UPDATE photos SET thumbnail_content = $2, thumbnail_mime = 'image/jpeg', width = $3, height = $4,
              pending_content = CASE WHEN storage_file_id IS NULL THEN pending_content END, updated_at = now()

@@ -23,8 +23,14 @@ pub enum Kind {
     /// International format: `+`, then 7 to 15 digits (spaces, dashes, dots and parentheses
     /// between them are accepted and kept).
     Phone,
-    Int { min: i64, max: i64 },
-    Decimal { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Decimal {
+        min: i64,
+        max: i64,
+    },
     /// `YYYY-MM-DD`.
     Date,
     /// `HH:MM`, 24-hour clock.

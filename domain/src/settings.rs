@@ -80,6 +80,11 @@ pub struct ApiSettings {
     pub cors_origins: Option<Vec<String>>,
     pub body_limit_bytes: usize,
     pub request_timeout: Duration,
+    /// Largest file accepted by the upload routes, decoded (`UPLOAD_MAX_BYTES`, default 25 MB).
+    pub upload_max_bytes: usize,
+    /// Requests slower than this are kept in the monitoring's slow list (`SLOW_REQUEST_MS`,
+    /// default 1000).
+    pub slow_request: Duration,
 }
 
 #[derive(Debug, Clone)]
@@ -197,7 +202,13 @@ impl CoreSettings {
             .as_str()
         {
             "local" | "" => StorageBackend::Local,
-            "s3" => StorageBackend::S3,
+            "s3" => {
+                // Refused rather than silently writing to the local disk.
+                env.problems.push(
+                    "STORAGE_BACKEND=s3 is not available in this build yet; use local".into(),
+                );
+                StorageBackend::S3
+            }
             other => {
                 env.problems.push(format!(
                     "STORAGE_BACKEND must be local or s3, got {other:?}"
@@ -346,6 +357,16 @@ impl ApiSettings {
             60u64,
             "a whole number of seconds",
         ));
+        let upload_max_bytes = env.parsed(
+            "UPLOAD_MAX_BYTES",
+            25 * 1024 * 1024usize,
+            "a number of bytes",
+        );
+        let slow_request = Duration::from_millis(env.parsed(
+            "SLOW_REQUEST_MS",
+            1000u64,
+            "a whole number of milliseconds",
+        ));
         env.finish()?;
         Ok(Self {
             port,
@@ -353,6 +374,8 @@ impl ApiSettings {
             cors_origins,
             body_limit_bytes,
             request_timeout,
+            upload_max_bytes,
+            slow_request,
         })
     }
 }

@@ -42,7 +42,11 @@ fn opt_text(
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.trim().is_empty() => None,
         Some(Value::String(s)) if s.trim().chars().count() > max => {
-            problems.push(format!("{prefix}{key}"), "too_long", format!("at most {max} characters"));
+            problems.push(
+                format!("{prefix}{key}"),
+                "too_long",
+                format!("at most {max} characters"),
+            );
             None
         }
         Some(Value::String(s)) => Some(s.trim().to_owned()),
@@ -56,11 +60,19 @@ fn opt_text(
 /// Checks step 7's `staff` array: each member needs a name (`firstName`, or `name` which is
 /// split at its first space) and a role; phone and email are checked when given; at most one
 /// primary per role.
-pub fn parse_team(raw: Option<&Value>, prefix: &str, problems: &mut Problems) -> Option<Vec<TeamMember>> {
+pub fn parse_team(
+    raw: Option<&Value>,
+    prefix: &str,
+    problems: &mut Problems,
+) -> Option<Vec<TeamMember>> {
     let name = format!("{prefix}staff");
     let items = match raw {
         None | Some(Value::Null) => {
-            problems.push(name, "required", "staff is required (an array, possibly empty)");
+            problems.push(
+                name,
+                "required",
+                "staff is required (an array, possibly empty)",
+            );
             return None;
         }
         Some(Value::Array(items)) => items,
@@ -76,7 +88,11 @@ pub fn parse_team(raw: Option<&Value>, prefix: &str, problems: &mut Problems) ->
     for (i, item) in items.iter().enumerate() {
         let p = format!("{name}[{i}].");
         let Some(obj) = item.as_object() else {
-            problems.push(format!("{name}[{i}]"), "invalid_type", "each staff member must be an object");
+            problems.push(
+                format!("{name}[{i}]"),
+                "invalid_type",
+                "each staff member must be an object",
+            );
             continue;
         };
         let before = problems.len();
@@ -99,7 +115,11 @@ pub fn parse_team(raw: Option<&Value>, prefix: &str, problems: &mut Problems) ->
             last = last.or_else(|| parts.next().map(|s| s.trim().to_owned()));
         }
         if first.is_none() {
-            problems.push(format!("{p}firstName"), "required", "firstName (or name) is required");
+            problems.push(
+                format!("{p}firstName"),
+                "required",
+                "firstName (or name) is required",
+            );
         }
         let role = opt_text(obj, "role", &p, 50, problems).map(|r| r.to_uppercase());
         match &role {
@@ -121,21 +141,35 @@ pub fn parse_team(raw: Option<&Value>, prefix: &str, problems: &mut Problems) ->
         }
         let email = opt_text(obj, "email", &p, 254, problems);
         if email.as_deref().is_some_and(|s| !is_email(s)) {
-            problems.push(format!("{p}email"), "invalid_format", "must be an email address like name@example.com");
+            problems.push(
+                format!("{p}email"),
+                "invalid_format",
+                "must be an email address like name@example.com",
+            );
         }
         let is_primary = match obj.get("isPrimary") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
             Some(_) => {
-                problems.push(format!("{p}isPrimary"), "invalid_type", "must be true or false");
+                problems.push(
+                    format!("{p}isPrimary"),
+                    "invalid_type",
+                    "must be true or false",
+                );
                 false
             }
         };
         if problems.len() > before {
             continue;
         }
-        let (Some(first_name), Some(role)) = (first, role) else { continue };
-        if is_primary && team.iter().any(|m: &TeamMember| m.is_primary && m.role == role) {
+        let (Some(first_name), Some(role)) = (first, role) else {
+            continue;
+        };
+        if is_primary
+            && team
+                .iter()
+                .any(|m: &TeamMember| m.is_primary && m.role == role)
+        {
             problems.push(
                 format!("{p}isPrimary"),
                 "duplicate",
@@ -158,7 +192,11 @@ pub fn parse_team(raw: Option<&Value>, prefix: &str, problems: &mut Problems) ->
 
 /// Makes `team` the villa's whole team: existing members (by id) are updated, new ones created,
 /// and assignments of anyone not listed are removed (the staff records stay, for other villas).
-pub async fn replace_team(conn: &mut PgConnection, villa_id: Uuid, team: &[TeamMember]) -> Result<()> {
+pub async fn replace_team(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    team: &[TeamMember],
+) -> Result<()> {
     sqlx::query("DELETE FROM villa_staff WHERE villa_id = $1")
         .bind(villa_id)
         .execute(&mut *conn)

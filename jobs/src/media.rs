@@ -31,17 +31,16 @@ impl Job for MakeThumbnail {
             None => {
                 let path = domain::photos::stored_path(&photo)
                     .ok_or_else(|| JobError::fatal("malformed storage path"))?;
-                ctx.services
-                    .store
-                    .get(&path)
-                    .await?
-                    .ok_or_else(|| JobError::retry("the photo is in neither the database nor the store yet"))?
+                ctx.services.store.get(&path).await?.ok_or_else(|| {
+                    JobError::retry("the photo is in neither the database nor the store yet")
+                })?
             }
         };
-        let (thumb, width, height) = tokio::task::spawn_blocking(move || domain::media::thumbnail(&bytes))
-            .await
-            .map_err(|e| JobError::retry(format!("thumbnail task: {e}")))?
-            .map_err(|e| JobError::fatal(e.to_string()))?;
+        let (thumb, width, height) =
+            tokio::task::spawn_blocking(move || domain::media::thumbnail(&bytes))
+                .await
+                .map_err(|e| JobError::retry(format!("thumbnail task: {e}")))?
+                .map_err(|e| JobError::fatal(e.to_string()))?;
         domain::photos::set_thumbnail(&ctx.pool, self.photo_id, &thumb, width, height).await?;
         Ok(json!({"thumbnailBytes": thumb.len(), "width": width, "height": height}))
     }

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use domain::storage::{DocumentStore, LocalStore};
+use domain::storage::DocumentStore;
 
 use crate::{Job, Queue};
 
@@ -20,7 +20,7 @@ pub struct JobServices {
 impl JobServices {
     pub fn from_settings(settings: &domain::settings::CoreSettings) -> Self {
         Self {
-            store: DocumentStore::Local(LocalStore::new(&settings.storage_local_dir)),
+            store: DocumentStore::from_settings(settings),
         }
     }
 }

@@ -8,7 +8,7 @@ pub mod worker;
 
 use std::time::Duration;
 
-use api::{auth::JwksVerifier, state::AppState};
+use api::state::AppState;
 use domain::settings::{
     ApiSettings, AppEnv, AuthSettings, CoreSettings, JobSettings, StorageBackend,
 };
@@ -57,6 +57,7 @@ pub fn unique_prefix() -> String {
 pub struct TestAppOptions {
     pub redis_url: String,
     pub body_limit_bytes: usize,
+    pub upload_max_bytes: usize,
     pub request_timeout: Duration,
     pub cors_origins: Option<Vec<String>>,
     /// Development sign-in: serve this key's JWKS at `/dev/jwks.json` and verify against it.
@@ -68,6 +69,7 @@ impl Default for TestAppOptions {
         Self {
             redis_url: shared_redis_url(),
             body_limit_bytes: 40 * 1024 * 1024,
+            upload_max_bytes: 25 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             cors_origins: Some(vec!["https://app.example.test".to_owned()]),
             dev_key: None,
@@ -119,15 +121,16 @@ impl TestApp {
             cors_origins: options.cors_origins,
             body_limit_bytes: options.body_limit_bytes,
             request_timeout: options.request_timeout,
+            upload_max_bytes: options.upload_max_bytes,
+            slow_request: Duration::from_millis(1000),
         };
         let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).expect("redis url");
-        let state = AppState::new(api::state::Shared {
-            pool: pool.clone(),
-            queues: queues.clone(),
-            verifier: JwksVerifier::new(api.auth.clone()),
-            core: core.clone(),
+        let state = AppState::new(api::state::Shared::new(
+            pool.clone(),
+            queues.clone(),
+            core.clone(),
             api,
-        });
+        ));
         let stop = CancellationToken::new();
         let app = api::app(state, dev_jwks);
         let s = stop.clone();

@@ -157,13 +157,25 @@ pub async fn summary(conn: &mut PgConnection, villa_id: Uuid) -> Result<(Progres
 /// The optional fields of steps 1 to 4 left empty (for `mostSkippedFields`).
 pub async fn skipped_fields(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<String>> {
     let s = records::stored(conn, villa_id).await?;
-    let mut out = empty_optional_fields(VILLA_FIELDS, s.villa.as_ref(), Step::BasicInfo.summary_name());
-    out.extend(empty_optional_fields(OWNER_FIELDS, s.owner.as_ref(), Step::OwnerDetails.summary_name()));
+    let mut out = empty_optional_fields(
+        VILLA_FIELDS,
+        s.villa.as_ref(),
+        Step::BasicInfo.summary_name(),
+    );
+    out.extend(empty_optional_fields(
+        OWNER_FIELDS,
+        s.owner.as_ref(),
+        Step::OwnerDetails.summary_name(),
+    ));
     out.extend(empty_optional_fields(
         CONTRACT_FIELDS,
         s.contract.as_ref(),
         Step::ContractDetails.summary_name(),
     ));
-    out.extend(empty_optional_fields(BANK_FIELDS, s.bank.as_ref(), Step::BankDetails.summary_name()));
+    out.extend(empty_optional_fields(
+        BANK_FIELDS,
+        s.bank.as_ref(),
+        Step::BankDetails.summary_name(),
+    ));
     Ok(out)
 }

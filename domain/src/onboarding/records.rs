@@ -53,10 +53,38 @@ pub const VILLA_FIELDS: &[FieldSpec] = &[
     field("villaStyle", "villa_style", Kind::OneOf(VILLA_STYLES)),
     field("postalCode", "postal_code", Kind::Text(20)),
     field("latitude", "latitude", Kind::Decimal { min: -90, max: 90 }),
-    field("longitude", "longitude", Kind::Decimal { min: -180, max: 180 }),
-    field("landAreaSqm", "land_area_sqm", Kind::Decimal { min: 0, max: 10_000_000 }),
-    field("livingAreaSqm", "living_area_sqm", Kind::Decimal { min: 0, max: 10_000_000 }),
-    field("yearBuilt", "year_built", Kind::Int { min: 1800, max: 2100 }),
+    field(
+        "longitude",
+        "longitude",
+        Kind::Decimal {
+            min: -180,
+            max: 180,
+        },
+    ),
+    field(
+        "landAreaSqm",
+        "land_area_sqm",
+        Kind::Decimal {
+            min: 0,
+            max: 10_000_000,
+        },
+    ),
+    field(
+        "livingAreaSqm",
+        "living_area_sqm",
+        Kind::Decimal {
+            min: 0,
+            max: 10_000_000,
+        },
+    ),
+    field(
+        "yearBuilt",
+        "year_built",
+        Kind::Int {
+            min: 1800,
+            max: 2100,
+        },
+    ),
     field("checkInTime", "check_in_time", Kind::Time),
     field("checkOutTime", "check_out_time", Kind::Time),
 ];
@@ -131,17 +159,40 @@ macro_rules! owner_columns {
 
 pub const CONTRACT_FIELDS: &[FieldSpec] = &[
     field("contractType", "contract_type", Kind::OneOf(CONTRACT_TYPES)),
-    field("commissionRate", "commission_rate", Kind::Decimal { min: 0, max: 100 }),
-    field("managementFee", "management_fee", Kind::Decimal { min: 0, max: 1_000_000_000 }),
+    field(
+        "commissionRate",
+        "commission_rate",
+        Kind::Decimal { min: 0, max: 100 },
+    ),
+    field(
+        "managementFee",
+        "management_fee",
+        Kind::Decimal {
+            min: 0,
+            max: 1_000_000_000,
+        },
+    ),
     field("feeCurrency", "fee_currency", Kind::Currency),
     field("contractStartDate", "contract_start_date", Kind::Date),
     field("contractEndDate", "contract_end_date", Kind::Date),
     field("paymentTerms", "payment_terms", Kind::Text(1000)),
     field("payoutDay", "payout_day", Kind::Int { min: 1, max: 31 }),
-    field("cancellationPolicy", "cancellation_policy", Kind::Text(1000)),
-    field("minimumStayNights", "minimum_stay_nights", Kind::Int { min: 0, max: 365 }),
+    field(
+        "cancellationPolicy",
+        "cancellation_policy",
+        Kind::Text(1000),
+    ),
+    field(
+        "minimumStayNights",
+        "minimum_stay_nights",
+        Kind::Int { min: 0, max: 365 },
+    ),
     field("insuranceProvider", "insurance_provider", Kind::Text(255)),
-    field("insurancePolicyNumber", "insurance_policy_number", Kind::Text(100)),
+    field(
+        "insurancePolicyNumber",
+        "insurance_policy_number",
+        Kind::Text(100),
+    ),
     field("insuranceExpiryDate", "insurance_expiry_date", Kind::Date),
     field("specialTerms", "special_terms", Kind::Text(5000)),
 ];
@@ -318,11 +369,13 @@ pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch
     .bind(Value::Object(columns))
     .execute(&mut *conn)
     .await?;
-    sqlx::query("UPDATE villas SET owner_id = $2, version = version + 1, updated_at = now() WHERE id = $1")
-        .bind(villa_id)
-        .bind(owner_id)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "UPDATE villas SET owner_id = $2, version = version + 1, updated_at = now() WHERE id = $1",
+    )
+    .bind(villa_id)
+    .bind(owner_id)
+    .execute(&mut *conn)
+    .await?;
     Ok(owner_id)
 }
 
@@ -348,10 +401,12 @@ pub async fn upsert_contract(conn: &mut PgConnection, villa_id: Uuid, patch: &Pa
 }
 
 pub async fn upsert_bank(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<()> {
-    sqlx::query("INSERT INTO bank_details (villa_id) VALUES ($1) ON CONFLICT (villa_id) DO NOTHING")
-        .bind(villa_id)
-        .execute(&mut *conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO bank_details (villa_id) VALUES ($1) ON CONFLICT (villa_id) DO NOTHING",
+    )
+    .bind(villa_id)
+    .execute(&mut *conn)
+    .await?;
     sqlx::query(concat!(
         "UPDATE bank_details b SET (",
         bank_columns!(),
@@ -395,7 +450,11 @@ pub fn parse_ota_credentials(
     let name = format!("{prefix}credentials");
     let items = match raw {
         None | Some(Value::Null) => {
-            problems.push(name, "required", "credentials is required (an array, possibly empty)");
+            problems.push(
+                name,
+                "required",
+                "credentials is required (an array, possibly empty)",
+            );
             return None;
         }
         Some(Value::Array(items)) => items,
@@ -411,7 +470,11 @@ pub fn parse_ota_credentials(
     for (i, item) in items.iter().enumerate() {
         let item_prefix = format!("{name}[{i}].");
         let Some(obj) = item.as_object() else {
-            problems.push(format!("{name}[{i}]"), "invalid_type", "each credential must be an object");
+            problems.push(
+                format!("{name}[{i}]"),
+                "invalid_type",
+                "each credential must be an object",
+            );
             continue;
         };
         let id = match obj.get("id") {
@@ -419,12 +482,20 @@ pub fn parse_ota_credentials(
             Some(Value::String(s)) => match s.parse::<Uuid>() {
                 Ok(id) => Some(id),
                 Err(_) => {
-                    problems.push(format!("{item_prefix}id"), "invalid_format", "must be a UUID");
+                    problems.push(
+                        format!("{item_prefix}id"),
+                        "invalid_format",
+                        "must be a UUID",
+                    );
                     None
                 }
             },
             Some(_) => {
-                problems.push(format!("{item_prefix}id"), "invalid_type", "must be a UUID string");
+                problems.push(
+                    format!("{item_prefix}id"),
+                    "invalid_type",
+                    "must be a UUID string",
+                );
                 None
             }
         };
@@ -455,7 +526,9 @@ pub async fn replace_ota_credentials(
         {
             columns.insert(
                 "password_encrypted".into(),
-                old.1.as_deref().map_or(Value::Null, |b| Value::String(bytea_hex(b))),
+                old.1
+                    .as_deref()
+                    .map_or(Value::Null, |b| Value::String(bytea_hex(b))),
             );
         }
         sqlx::query(
@@ -503,7 +576,12 @@ pub struct StoredRecords {
 }
 
 pub async fn stored(conn: &mut PgConnection, villa_id: Uuid) -> Result<StoredRecords> {
-    let villa = row_json(conn, "SELECT to_jsonb(v) FROM villas v WHERE id = $1", villa_id).await?;
+    let villa = row_json(
+        conn,
+        "SELECT to_jsonb(v) FROM villas v WHERE id = $1",
+        villa_id,
+    )
+    .await?;
     let owner = row_json(
         conn,
         "SELECT to_jsonb(o) FROM owners o JOIN villas v ON v.owner_id = o.id WHERE v.id = $1",
@@ -522,17 +600,22 @@ pub async fn stored(conn: &mut PgConnection, villa_id: Uuid) -> Result<StoredRec
         villa_id,
     )
     .await?;
-    let (ota_count, document_count, staff_count, facility_count, photo_count): (i64, i64, i64, i64, i64) =
-        sqlx::query_as(
-            "SELECT (SELECT count(*) FROM ota_credentials WHERE villa_id = $1),
+    let (ota_count, document_count, staff_count, facility_count, photo_count): (
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+    ) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM ota_credentials WHERE villa_id = $1),
                     (SELECT count(*) FROM documents WHERE villa_id = $1),
                     (SELECT count(*) FROM villa_staff WHERE villa_id = $1),
                     (SELECT count(*) FROM facilities WHERE villa_id = $1),
                     (SELECT count(*) FROM photos WHERE villa_id = $1)",
-        )
-        .bind(villa_id)
-        .fetch_one(&mut *conn)
-        .await?;
+    )
+    .bind(villa_id)
+    .fetch_one(&mut *conn)
+    .await?;
     Ok(StoredRecords {
         villa,
         owner,
@@ -551,16 +634,28 @@ pub fn render_owner(row: &Map<String, Value>, villa_id: Option<Uuid>) -> Value {
     let mut out = render(OWNER_FIELDS, row);
     out.insert("id".into(), row.get("id").cloned().unwrap_or(Value::Null));
     out.insert("villaId".into(), json!(villa_id));
-    out.insert("createdAt".into(), row.get("created_at").cloned().unwrap_or(Value::Null));
-    out.insert("updatedAt".into(), row.get("updated_at").cloned().unwrap_or(Value::Null));
+    out.insert(
+        "createdAt".into(),
+        row.get("created_at").cloned().unwrap_or(Value::Null),
+    );
+    out.insert(
+        "updatedAt".into(),
+        row.get("updated_at").cloned().unwrap_or(Value::Null),
+    );
     Value::Object(out)
 }
 
 /// Contract or bank details as the API shows them.
 pub fn render_villa_record(specs: &[FieldSpec], row: &Map<String, Value>) -> Value {
     let mut out = render(specs, row);
-    out.insert("villaId".into(), row.get("villa_id").cloned().unwrap_or(Value::Null));
-    out.insert("updatedAt".into(), row.get("updated_at").cloned().unwrap_or(Value::Null));
+    out.insert(
+        "villaId".into(),
+        row.get("villa_id").cloned().unwrap_or(Value::Null),
+    );
+    out.insert(
+        "updatedAt".into(),
+        row.get("updated_at").cloned().unwrap_or(Value::Null),
+    );
     Value::Object(out)
 }
 

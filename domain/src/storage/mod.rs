@@ -90,6 +90,12 @@ pub enum DocumentStore {
 }
 
 impl DocumentStore {
+    /// The backend the settings name. S3 is not built yet: asking for it stops the process at
+    /// start (see `CoreSettings`), so nothing is silently written elsewhere.
+    pub fn from_settings(settings: &crate::settings::CoreSettings) -> DocumentStore {
+        DocumentStore::Local(LocalStore::new(&settings.storage_local_dir))
+    }
+
     pub async fn create_folder(&self, path: &StoragePath) -> Result<(), StorageError> {
         match self {
             DocumentStore::Local(s) => s.create_folder(path).await,

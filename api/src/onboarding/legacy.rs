@@ -1,0 +1,212 @@
+//! The legacy segment routes under `/api/onboarding/<segment>/...`, kept for older clients. They
+//! are the wizard's handlers under older paths: the villa id travels in the body (`villaId`)
+//! instead of the path, and the step's data sits beside it. `.../save` stores the data without
+//! completing the step; `.../complete` stores what is sent and marks the step completed.
+
+use axum::{extract::State, http::HeaderMap};
+use domain::{Problems, onboarding::Step};
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+use super::{Object, Reply, documents, if_match, photos, steps, wizard};
+use crate::{
+    auth::CurrentUser,
+    error::AppError,
+    extract::{ApiJson, ApiPath},
+    state::AppState,
+};
+
+/// Saves `step` for the body's `villaId`; `complete` marks the step completed.
+async fn segment(
+    state: &AppState,
+    user: &CurrentUser,
+    headers: &HeaderMap,
+    body: &Object,
+    step: Step,
+    complete: bool,
+) -> Result<Reply, AppError> {
+    let mut problems = Problems::new();
+    let villa_id = documents::villa_id(body, &mut problems);
+    let data = steps::parse(state, step, body, "", &mut problems);
+    problems.finish()?;
+    let Some(villa_id) = villa_id else {
+        return Err(AppError::invalid(
+            "villaId",
+            "required",
+            "villaId is required",
+        ));
+    };
+    let expected = if_match(headers, "progress", villa_id)?;
+    let (saved, p) = steps::save(
+        state,
+        villa_id,
+        expected,
+        vec![(step, data)],
+        complete.then_some(true),
+        &user.subject,
+    )
+    .await?;
+    Ok(steps::saved_reply(
+        villa_id,
+        &saved[0],
+        &p,
+        if complete {
+            "step completed"
+        } else {
+            "step saved"
+        },
+    ))
+}
+
+macro_rules! segment_route {
+    ($name:ident, $path:literal, $step:expr, $complete:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[utoipa::path(post, path = $path, tag = "onboarding-legacy", request_body(content = Object, description = $doc),
+            responses((status = 200, description = "As the wizard's step saves"), (status = 400), (status = 404), (status = 412)))]
+        pub async fn $name(
+            State(state): State<AppState>,
+            user: CurrentUser,
+            headers: HeaderMap,
+            ApiJson(body): ApiJson<Object>,
+        ) -> Result<Reply, AppError> {
+            segment(&state, &user, &headers, &body, $step, $complete).await
+        }
+    };
+}
+
+segment_route!(
+    basic_info_save,
+    "/api/onboarding/basic-info/save",
+    Step::BasicInfo,
+    false,
+    "`{villaId, ...villa fields}`: saves villa information (step 1) without completing it."
+);
+segment_route!(
+    basic_info_complete,
+    "/api/onboarding/basic-info/complete",
+    Step::BasicInfo,
+    true,
+    "`{villaId, ...villa fields}`: saves villa information and completes step 1."
+);
+segment_route!(
+    documents_complete,
+    "/api/onboarding/documents/complete",
+    Step::Documents,
+    true,
+    "`{villaId}`: completes step 6 (documents)."
+);
+segment_route!(
+    facilities_save,
+    "/api/onboarding/facilities/save",
+    Step::Facilities,
+    false,
+    "`{villaId, facilities: [...]}`: saves the facilities checklist (step 8) without completing it."
+);
+segment_route!(
+    facilities_complete,
+    "/api/onboarding/facilities/complete",
+    Step::Facilities,
+    true,
+    "`{villaId, facilities?: [...]}`: saves the checklist if sent and completes step 8."
+);
+segment_route!(
+    photos_complete,
+    "/api/onboarding/photos/complete",
+    Step::Photos,
+    true,
+    "`{villaId}`: completes step 9 (photos)."
+);
+segment_route!(
+    staff_save,
+    "/api/onboarding/staff/save",
+    Step::StaffConfiguration,
+    false,
+    "`{villaId, staff: [...]}`: saves the villa's team (step 7) without completing it."
+);
+segment_route!(
+    staff_complete,
+    "/api/onboarding/staff/complete",
+    Step::StaffConfiguration,
+    true,
+    "`{villaId, staff?: [...]}`: saves the team if sent and completes step 7."
+);
+
+/// As `POST /api/onboarding/start`.
+#[utoipa::path(post, path = "/api/onboarding/basic-info/start", tag = "onboarding-legacy", request_body(content = Object),
+    responses((status = 201, description = "As POST /api/onboarding/start"), (status = 400)))]
+pub async fn basic_info_start(
+    State(state): State<AppState>,
+    body: ApiJson<Object>,
+) -> Result<Reply, AppError> {
+    wizard::start(State(state), body).await
+}
+
+/// As `POST /api/documents/upload`.
+#[utoipa::path(post, path = "/api/onboarding/documents/upload", tag = "onboarding-legacy", request_body(content = Object),
+    responses((status = 201, description = "As POST /api/documents/upload"), (status = 400), (status = 404)))]
+pub async fn documents_upload(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Reply, AppError> {
+    documents::upload_document(&state, body).await
+}
+
+/// As `POST /api/photos/upload`.
+#[utoipa::path(post, path = "/api/onboarding/photos/upload", tag = "onboarding-legacy", request_body(content = Object),
+    responses((status = 201, description = "As POST /api/photos/upload"), (status = 400), (status = 404)))]
+pub async fn photos_upload(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Reply, AppError> {
+    photos::upload_photo(&state, body).await
+}
+
+/// `{villaId, agreedToTerms, dataAccuracyConfirmed, reviewNotes?, submissionNotes?}`: as
+/// `POST /api/onboarding/:villaId/complete`.
+#[utoipa::path(post, path = "/api/onboarding/finalize", tag = "onboarding-legacy", request_body(content = Object),
+    responses((status = 200, description = "As POST /api/onboarding/:villaId/complete"), (status = 400), (status = 404), (status = 412)))]
+pub async fn finalize(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Reply, AppError> {
+    let mut problems = Problems::new();
+    let villa_id = documents::villa_id(&body, &mut problems);
+    problems.finish()?;
+    let Some(villa_id) = villa_id else {
+        return Err(AppError::invalid(
+            "villaId",
+            "required",
+            "villaId is required",
+        ));
+    };
+    wizard::complete_onboarding(&state, &user, &headers, villa_id, &body).await
+}
+
+/// As `GET /api/onboarding/:villaId/progress`.
+#[utoipa::path(get, path = "/api/onboarding/progress/{villaId}", tag = "onboarding-legacy",
+    params(("villaId" = Uuid, Path)), responses((status = 200), (status = 404)))]
+pub async fn progress(
+    State(state): State<AppState>,
+    ApiPath(villa_id): ApiPath<Uuid>,
+) -> Result<Reply, AppError> {
+    wizard::progress_reply(&state, villa_id).await
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(basic_info_start))
+        .routes(routes!(basic_info_save))
+        .routes(routes!(basic_info_complete))
+        .routes(routes!(documents_upload))
+        .routes(routes!(documents_complete))
+        .routes(routes!(facilities_save))
+        .routes(routes!(facilities_complete))
+        .routes(routes!(photos_upload))
+        .routes(routes!(photos_complete))
+        .routes(routes!(staff_save))
+        .routes(routes!(staff_complete))
+        .routes(routes!(finalize))
+        .routes(routes!(progress))
+}

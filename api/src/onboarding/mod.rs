@@ -1,0 +1,193 @@
+//! The onboarding backend surface, mounted at `/api` (spec/onboarding-api.md): one file per
+//! resource. Answers use the spec's envelope `{success, data, message, timestamp}`; errors the
+//! surface's `{statusCode, statusMessage, data: {errors}}` (crate::error).
+
+pub mod dashboard;
+pub mod debug;
+pub mod docs;
+pub mod documents;
+pub mod facilities;
+pub mod legacy;
+pub mod owners;
+pub mod photos;
+pub mod steps;
+pub mod villas;
+pub mod wizard;
+
+use axum::{
+    Json,
+    body::Body,
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use chrono::{SecondsFormat, Utc};
+use serde_json::{Map, Value, json};
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::{error::AppError, state::AppState};
+
+pub fn router(development: bool) -> OpenApiRouter<AppState> {
+    let router = OpenApiRouter::new()
+        .merge(villas::router())
+        .merge(wizard::router())
+        .merge(legacy::router())
+        .merge(documents::router())
+        .merge(photos::router())
+        .merge(facilities::router())
+        .merge(owners::router())
+        .merge(dashboard::router())
+        .merge(docs::router());
+    // Debug routes exist only in development (404 otherwise, like any unknown route).
+    if development {
+        router.merge(debug::router())
+    } else {
+        router
+    }
+}
+
+pub fn now() -> String {
+    Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// A success answer: a JSON object (to which `success` and `timestamp` are added), its status
+/// and, for villa and progress answers, an `ETag`.
+pub struct Reply {
+    status: StatusCode,
+    etag: Option<String>,
+    body: Map<String, Value>,
+}
+
+impl Reply {
+    /// `{success: true, ..members, timestamp}`.
+    pub fn new(members: Value) -> Self {
+        let mut body = Map::new();
+        body.insert("success".into(), Value::Bool(true));
+        if let Value::Object(m) = members {
+            body.extend(m);
+        }
+        body.insert("timestamp".into(), Value::String(now()));
+        Self {
+            status: StatusCode::OK,
+            etag: None,
+            body,
+        }
+    }
+
+    /// The spec's envelope: `{success: true, data, message, timestamp}`.
+    pub fn data(data: impl serde::Serialize, message: &str) -> Self {
+        Self::new(json!({"data": data, "message": message}))
+    }
+
+    pub fn created(mut self) -> Self {
+        self.status = StatusCode::CREATED;
+        self
+    }
+
+    pub fn etag(mut self, etag: String) -> Self {
+        self.etag = Some(etag);
+        self
+    }
+}
+
+impl IntoResponse for Reply {
+    fn into_response(self) -> Response {
+        let mut res = (self.status, Json(Value::Object(self.body))).into_response();
+        if let Some(tag) = self.etag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+            res.headers_mut().insert(header::ETAG, tag);
+        }
+        res
+    }
+}
+
+/// The version an `If-Match` header names, for records whose `ETag` is
+/// `"<kind>-<id>-<version>"`. `Ok(None)` without the header or with `*`; a tag of another
+/// record or kind can never match, so it is a 412 like a stale one.
+pub fn if_match(headers: &HeaderMap, kind: &str, id: uuid::Uuid) -> Result<Option<i32>, AppError> {
+    let Some(raw) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let raw = raw
+        .to_str()
+        .map_err(|_| AppError::PreconditionFailed)?
+        .trim();
+    if raw == "*" {
+        return Ok(None);
+    }
+    let prefix = format!("{kind}-{id}-");
+    raw.split(',')
+        .map(|t| t.trim().trim_start_matches("W/").trim_matches('"'))
+        .find_map(|t| t.strip_prefix(&prefix).and_then(|v| v.parse::<i32>().ok()))
+        .map(Some)
+        .ok_or(AppError::PreconditionFailed)
+}
+
+/// A body as a JSON object (the upload and wizard bodies are checked field by field, so that a
+/// failure lists every bad field rather than the first serde meets).
+pub type Object = Map<String, Value>;
+
+/// Binary content with its type and caching headers.
+pub fn bytes_response(
+    bytes: Vec<u8>,
+    content_type: &str,
+    etag: Option<String>,
+    cache_control: &'static str,
+    disposition: Option<String>,
+) -> Response {
+    let mut res = Response::new(Body::from(bytes));
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(content_type)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        h.insert(header::ETAG, tag);
+    }
+    if let Some(d) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
+        h.insert(header::CONTENT_DISPOSITION, d);
+    }
+    res
+}
+
+/// 304 when the client's `If-None-Match` names `etag`.
+pub fn not_modified(headers: &HeaderMap, etag: &str) -> Option<Response> {
+    let inm = headers.get(header::IF_NONE_MATCH)?.to_str().ok()?;
+    inm.split(',')
+        .any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*")
+        .then(|| {
+            let mut res = StatusCode::NOT_MODIFIED.into_response();
+            if let Ok(v) = HeaderValue::from_str(etag) {
+                res.headers_mut().insert(header::ETAG, v);
+            }
+            res
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn if_match_reads_our_tags_only() {
+        let id = uuid::Uuid::now_v7();
+        let mut h = HeaderMap::new();
+        assert_eq!(if_match(&h, "progress", id).unwrap(), None);
+        h.insert(
+            header::IF_MATCH,
+            HeaderValue::from_str(&format!("\"progress-{id}-7\"")).unwrap(),
+        );
+        assert_eq!(if_match(&h, "progress", id).unwrap(), Some(7));
+        assert!(if_match(&h, "villa", id).is_err());
+        assert!(if_match(&h, "progress", uuid::Uuid::now_v7()).is_err());
+        h.insert(header::IF_MATCH, HeaderValue::from_static("\"garbage\""));
+        assert!(if_match(&h, "progress", id).is_err());
+    }
+}

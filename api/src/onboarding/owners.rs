@@ -1,0 +1,68 @@
+//! `/api/owners`: a villa's owner.
+
+use axum::extract::State;
+use domain::{Problems, onboarding::records};
+use serde_json::json;
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+use super::{Object, Reply, documents::villa_id};
+use crate::{
+    error::AppError,
+    extract::{ApiJson, ApiPath},
+    state::AppState,
+};
+
+/// The villa's owner. 404 when the villa does not exist or has no owner yet.
+#[utoipa::path(get, path = "/api/owners/{villaId}", tag = "onboarding", params(("villaId" = Uuid, Path)),
+    responses((status = 200, description = "`{success, data: owner}`"), (status = 404)))]
+pub async fn get(
+    State(state): State<AppState>,
+    ApiPath(villa_id): ApiPath<Uuid>,
+) -> Result<Reply, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    let owner = records::owner_of_villa(&mut conn, villa_id)
+        .await?
+        .ok_or(AppError::NotFound("owner"))?;
+    Ok(Reply::data(owner, "owner"))
+}
+
+/// Creates or updates the villa's owner: `villaId` (required) and the owner fields of wizard
+/// step 2 (fields left out keep their value). Does not mark step 2; 201 when the owner was
+/// created, 200 when updated.
+#[utoipa::path(post, path = "/api/owners", tag = "onboarding", request_body(content = Object),
+    responses((status = 201, description = "`{success, data: owner, message}`"), (status = 200, description = "Updated"),
+        (status = 400), (status = 404)))]
+pub async fn upsert(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Reply, AppError> {
+    let mut problems = Problems::new();
+    let villa_id = villa_id(&body, &mut problems);
+    let patch = records::parse_owner(&body, "", &state.cipher, &mut problems);
+    problems.finish()?;
+    let Some(villa_id) = villa_id else {
+        return Err(AppError::invalid(
+            "villaId",
+            "required",
+            "villaId is required",
+        ));
+    };
+    let mut tx = state.pool.begin().await?;
+    let existed = records::owner_of_villa(&mut tx, villa_id).await?.is_some();
+    records::upsert_owner(&mut tx, villa_id, &patch).await?;
+    let owner = records::owner_of_villa(&mut tx, villa_id).await?;
+    tx.commit().await?;
+    let reply = Reply::new(json!({
+        "data": owner,
+        "savedFields": patch.saved_fields,
+        "message": if existed { "owner updated" } else { "owner created" },
+    }));
+    Ok(if existed { reply } else { reply.created() })
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get))
+        .routes(routes!(upsert))
+}

@@ -1,0 +1,137 @@
+//! `/api/villas`: list, create, read (with everything the wizard stored), delete.
+
+use axum::{extract::State, http::HeaderMap};
+use domain::{
+    Problems,
+    onboarding::{self, records},
+    pagination::{PageRequest, Pagination},
+};
+use jobs::{Job, documents::DeleteVillaFolder};
+use serde::Deserialize;
+use serde_json::json;
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+use super::{Object, Reply, if_match};
+use crate::{
+    error::AppError,
+    extract::{ApiJson, ApiPath, ApiQuery},
+    state::AppState,
+};
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Page number from 1 (default 1).
+    pub page: Option<String>,
+    /// Page size from 1 to 100 (default 20).
+    pub limit: Option<String>,
+}
+
+impl PageQuery {
+    pub fn parse(&self) -> Result<PageRequest, AppError> {
+        let mut problems = Problems::new();
+        let page =
+            PageRequest::from_query(&mut problems, self.page.as_deref(), self.limit.as_deref());
+        problems.finish()?;
+        Ok(page)
+    }
+}
+
+/// Villas with basic info, newest first, paged (`page`, `limit`; the spec shows no paging, and
+/// an unpaged list grows without bound).
+#[utoipa::path(get, path = "/api/villas", tag = "onboarding", params(PageQuery),
+    responses((status = 200, description = "`{success, data: [villa], pagination: {page, limit, total}, timestamp}`"), (status = 400)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> Result<Reply, AppError> {
+    let page = q.parse()?;
+    let (villas, total) = onboarding::list_villas(&state.pool, page).await?;
+    Ok(Reply::new(json!({
+        "data": villas,
+        "pagination": Pagination { page: page.page, limit: page.limit, total },
+        "message": format!("{total} villas"),
+    })))
+}
+
+/// Creates a villa (DRAFT) without starting its onboarding. 400 lists every bad field; a villa
+/// code in use is a 400 on `villaCode`.
+#[utoipa::path(post, path = "/api/villas", tag = "onboarding",
+    request_body(content = Object, description = "The villa create fields of the spec"),
+    responses((status = 201, description = "`{success, data: villa, message}` with the villa `ETag`"), (status = 400)))]
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Reply, AppError> {
+    let mut problems = Problems::new();
+    let patch = records::parse_villa(&body, "", true, &state.cipher, &mut problems);
+    problems.finish()?;
+    let mut tx = state.pool.begin().await?;
+    let id = records::create_villa(&mut tx, &patch).await?;
+    let villa = onboarding::villa(&mut tx, id).await?;
+    tx.commit().await?;
+    let etag = onboarding::villa_etag(&villa);
+    Ok(Reply::data(villa, "villa created").etag(etag).created())
+}
+
+/// The villa with everything the wizard stored: owner, contract, bank details (masked), OTA
+/// credentials (without passwords), documents, staff, facilities, photos and onboarding.
+#[utoipa::path(get, path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
+    responses((status = 200, description = "`{success, data: {villa, ownerDetails, contractualDetails, bankDetails, otaCredentials, documents, staff, facilities, photos, onboarding}}` with the villa `ETag`"),
+        (status = 404)))]
+pub async fn get(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<Reply, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    let bundle = onboarding::villa_bundle(&mut conn, id).await?;
+    let etag = onboarding::villa_etag(&bundle["villa"]);
+    Ok(Reply::data(bundle, "villa").etag(etag))
+}
+
+/// Deletes the villa and all its records at once, and enqueues the removal of its document-store
+/// folder. With `If-Match`, only if the villa is still at that version (412 otherwise).
+#[utoipa::path(delete, path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
+    responses((status = 200, description = "`{success, message, data: {id, folderRemovalJobId}}`"), (status = 404), (status = 412)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<Reply, AppError> {
+    let expected = if_match(&headers, "villa", id)?;
+    let mut tx = state.pool.begin().await?;
+    if let Some(version) = expected {
+        let villa = onboarding::villa(&mut tx, id).await?;
+        if villa["version"].as_i64() != Some(i64::from(version)) {
+            return Err(AppError::PreconditionFailed);
+        }
+    }
+    let folder = onboarding::delete_villa(&mut tx, id).await?;
+    let job = match folder {
+        Some(folder) => Some(
+            DeleteVillaFolder {
+                villa_id: id,
+                folder,
+            }
+            .enqueue(&mut tx)
+            .await?,
+        ),
+        None => None,
+    };
+    tx.commit().await?;
+    if let Some(job) = job {
+        state.queues.push_in_background(vec![job]);
+    }
+    Ok(Reply::new(json!({
+        "data": {"id": id, "folderRemovalJobId": job.map(|j| j.id)},
+        "message": "villa and all its records deleted",
+    })))
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, delete))
+}
