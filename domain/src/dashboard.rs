@@ -28,7 +28,7 @@ pub async fn stats(pool: &PgPool) -> Result<Value> {
     let skipped: Vec<Value> = sqlx::query_scalar(
         "SELECT jsonb_build_object('fieldName', f, 'skipCount', count(*))
          FROM onboarding_progress, unnest(skipped_fields) AS f
-         WHERE status = 'COMPLETED' GROUP BY f ORDER BY count(*) DESC, f LIMIT 10",
+         WHERE status = 'COMPLETED' GROUP BY f ORDER BY count(*) DESC, f",
     )
     .fetch_all(pool)
     .await?;

@@ -58,6 +58,8 @@ pub struct TestAppOptions {
     pub redis_url: String,
     pub body_limit_bytes: usize,
     pub upload_max_bytes: usize,
+    /// `APP_ENV=development` (debug routes mounted).
+    pub development: bool,
     pub request_timeout: Duration,
     pub cors_origins: Option<Vec<String>>,
     /// Development sign-in: serve this key's JWKS at `/dev/jwks.json` and verify against it.
@@ -70,6 +72,7 @@ impl Default for TestAppOptions {
             redis_url: shared_redis_url(),
             body_limit_bytes: 40 * 1024 * 1024,
             upload_max_bytes: 25 * 1024 * 1024,
+            development: false,
             request_timeout: Duration::from_secs(30),
             cors_origins: Some(vec!["https://app.example.test".to_owned()]),
             dev_key: None,
@@ -97,7 +100,10 @@ impl TestApp {
         init_logs();
         let idp = TestIdp::start().await;
         let prefix = unique_prefix();
-        let core = core_settings(&options.redis_url, &prefix);
+        let mut core = core_settings(&options.redis_url, &prefix);
+        if options.development {
+            core.app_env = domain::settings::AppEnv::Development;
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let auth = match &options.dev_key {

@@ -20,7 +20,7 @@ fn paged(page: dashboard::Page, p: domain::pagination::PageRequest, what: &str) 
 /// Totals: villas, active villas, onboardings pending (not started), in progress and completed,
 /// staff, documents, owners; `averageCompletionTime` is the mean hours from onboarding start to
 /// completion; `mostSkippedFields` counts the optional fields (`ownerDetails.nationality`, ...)
-/// left empty at completion, most skipped first (top 10).
+/// left empty at completion, most skipped first (every such field: a bounded list).
 #[utoipa::path(get, path = "/api/dashboard/stats", tag = "dashboard",
     responses((status = 200, description = "`{success, data: {totalVillas, activeVillas, pendingOnboarding, onboardingInProgress, onboardingCompleted, staffCount, totalDocuments, totalOwners, averageCompletionTime, mostSkippedFields: [{fieldName, skipCount}]}}`")))]
 pub async fn stats(State(state): State<AppState>) -> Result<Reply, AppError> {

@@ -7,4 +7,6 @@ mod document_jobs;
 mod health;
 mod http_errors;
 mod management_villas;
+mod onboarding;
 mod pipeline;
+mod uploads;

@@ -1,0 +1,471 @@
+//! Uploads through the API and the job pipeline, with the local document store: bytes land at
+//! `STORAGE_LOCAL_DIR/<storagePath>` unchanged, one folder tree per villa under simultaneous
+//! first uploads, thumbnails, names that try to leave their folder, deletion of a villa's folder.
+
+use std::{io::Cursor, path::Path, time::Duration};
+
+use base64::Engine as _;
+use jobs::{
+    JobRegistry,
+    documents::{CreateVillaTree, DeleteVillaFolder, StoreDocument, StorePhoto},
+    media::MakeThumbnail,
+};
+use reqwest::Method;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use tests::{TestApp, TestAppOptions, eventually, json};
+use uuid::Uuid;
+
+use crate::onboarding::start;
+
+fn registry() -> JobRegistry {
+    JobRegistry::new()
+        .register::<CreateVillaTree>()
+        .register::<StoreDocument>()
+        .register::<StorePhoto>()
+        .register::<DeleteVillaFolder>()
+        .register::<MakeThumbnail>()
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn jpeg(w: u32, h: u32) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x * y) % 239) as u8])
+    });
+    let mut out = Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Jpeg).unwrap();
+    out.into_inner()
+}
+
+async fn upload_doc(app: &TestApp, villa: Uuid, name: &str, content: &[u8]) -> (u16, Value) {
+    json(
+        app.post_json(
+            "/api/documents/upload",
+            "manager",
+            &json!({"villaId": villa, "documentType": "PROPERTY_CONTRACT", "fileName": name,
+                    "fileContent": b64(content), "mimeType": "application/pdf"}),
+        )
+        .await,
+    )
+    .await
+}
+
+async fn file_is(path: &Path, content: &[u8]) -> bool {
+    tokio::fs::read(path).await.is_ok_and(|b| b == content)
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_document_reaches_the_store_byte_for_byte(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (villa, _) = start(&app, "DOC 1/A").await;
+    let content: Vec<u8> = (0..300_000u32).map(|i| (i * 31 % 256) as u8).collect();
+    let (status, body) = upload_doc(&app, villa, "Lease 2026.pdf", &content).await;
+    assert_eq!(status, 201, "{body}");
+    let d = &body["data"];
+    assert_eq!(d["fileName"], "Lease-2026.pdf");
+    assert_eq!(d["documentType"], "PROPERTY_CONTRACT");
+    let path = d["storagePath"].as_str().unwrap().to_owned();
+    assert!(path.starts_with("Villas/DOC-1-A_"), "{path}");
+    assert!(
+        path.ends_with("/Documents/01-Legal-Documents/Property-Contracts/Lease-2026.pdf"),
+        "{path}"
+    );
+    assert!(d["storageFileId"].is_null() && d["storageUrl"].is_null());
+    // fileUrl serves the bytes before the worker has run.
+    let res = app.get(d["fileUrl"].as_str().unwrap(), "viewer").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().await.unwrap().to_vec(), content);
+
+    let worker = app.worker(registry());
+    let on_disk = app.core.storage_local_dir.join(&path);
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            file_is(&on_disk, &content).await.then_some(())
+        })
+        .await
+        .is_some(),
+        "never stored at {on_disk:?}"
+    );
+    let id = d["id"].as_str().unwrap();
+    let stored = eventually(Duration::from_secs(10), || async {
+        let (_, b) = json(app.get(&format!("/api/documents/{id}"), "viewer").await).await;
+        b["data"]["storageFileId"].is_string().then_some(b)
+    })
+    .await
+    .expect("storageFileId never set");
+    assert_eq!(stored["data"]["storageStatus"], "STORED");
+    assert_eq!(stored["data"]["storagePath"], path.as_str());
+    // The whole tree exists, and the villa shows its folder.
+    let folder = path.split('/').take(2).collect::<Vec<_>>().join("/");
+    for sub in [
+        "Documents/Other",
+        "Documents/03-Operational-Documents/House-Rules",
+        "Photos/Bedrooms",
+        "Photos/Pool-Outdoor-Areas",
+    ] {
+        assert!(
+            app.core.storage_local_dir.join(&folder).join(sub).is_dir(),
+            "{sub}"
+        );
+    }
+    let (_, v) = json(app.get(&format!("/api/villas/{villa}"), "viewer").await).await;
+    assert_eq!(v["data"]["villa"]["storageBasePath"], folder.as_str());
+    // Served from the store now that the database's copy is dropped.
+    let pending: Option<Vec<u8>> =
+        sqlx::query_scalar("SELECT pending_content FROM documents WHERE id = $1::uuid")
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert!(pending.is_none());
+    let res = app
+        .get(&format!("/api/documents/{id}/file"), "viewer")
+        .await;
+    assert_eq!(res.bytes().await.unwrap().to_vec(), content);
+
+    // The same name again gets a name of its own instead of replacing the first.
+    let (_, again) = upload_doc(&app, villa, "Lease 2026.pdf", b"second").await;
+    let second = again["data"]["storagePath"].as_str().unwrap().to_owned();
+    assert_ne!(second, path);
+    let second_disk = app.core.storage_local_dir.join(&second);
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            file_is(&second_disk, b"second").await.then_some(())
+        })
+        .await
+        .is_some()
+    );
+    assert!(file_is(&on_disk, &content).await);
+
+    // Deleting the villa removes its folder.
+    let res = app
+        .request(
+            Method::DELETE,
+            &format!("/api/villas/{villa}"),
+            Some("admin"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let root = app.core.storage_local_dir.join(&folder);
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            (!root.exists()).then_some(())
+        })
+        .await
+        .is_some()
+    );
+    worker.shutdown().await;
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn upload_validation_lists_every_field(pool: PgPool) {
+    let app = TestApp::spawn_with(
+        pool,
+        TestAppOptions {
+            upload_max_bytes: 1000,
+            ..TestAppOptions::default()
+        },
+    )
+    .await;
+    let (villa, _) = start(&app, "VAL-UP").await;
+    let (status, body) = json(
+        app.post_json(
+            "/api/documents/upload",
+            "manager",
+            &json!({"documentType": "DEED", "fileContent": "***"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let fields: Vec<&str> = body["data"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        ["villaId", "documentType", "fileName", "fileContent"]
+    );
+    assert_eq!(body["statusCode"], 400);
+    // Too large, size mismatch, a name of nothing.
+    let (status, body) = json(app.post_json("/api/documents/upload", "manager", &json!({
+        "villaId": villa, "documentType": "OTHER", "fileName": "../..", "fileContent": b64(&[0; 1001])})).await).await;
+    assert_eq!(status, 400);
+    let codes: Vec<&str> = body["data"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["invalid_name", "too_large"]);
+    let (status, body) = json(app.post_json("/api/documents/upload", "manager", &json!({
+        "villaId": villa, "documentType": "OTHER", "fileName": "a.txt", "fileContent": b64(b"abc"), "fileSize": 4})).await).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["data"]["errors"][0]["field"], "fileSize");
+    // Unknown villa: 404.
+    let (status, body) = json(app.post_json("/api/documents/upload", "manager", &json!({
+        "villaId": Uuid::now_v7(), "documentType": "OTHER", "fileName": "a.txt", "fileContent": b64(b"abc")})).await).await;
+    assert_eq!(status, 404, "{body}");
+    // Photos: not an image, bedrooms without subfolder, a subfolder elsewhere, unknown category.
+    let (status, body) = json(app.post_json("/api/photos/upload", "manager", &json!({
+        "villaId": villa, "category": "bedrooms", "fileName": "a.jpg", "fileContent": b64(b"%PDF-1.4")})).await).await;
+    assert_eq!(status, 400);
+    let fields: Vec<&str> = body["data"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["subfolder", "fileContent"]);
+    let (status, body) = json(app.post_json("/api/photos/upload", "manager", &json!({
+        "villaId": villa, "category": "kitchen", "subfolder": "x", "fileName": "a.jpg", "fileContent": b64(&jpeg(4, 4))})).await).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["data"]["errors"][0]["field"], "subfolder");
+    let (status, body) = json(app.post_json("/api/photos/upload", "manager", &json!({
+        "villaId": villa, "category": "attic", "fileName": "a.jpg", "fileContent": b64(&jpeg(4, 4))})).await).await;
+    assert_eq!(status, 400);
+    assert!(
+        body["data"]["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("pool_outdoor_areas")
+    );
+    // Uploads need write access.
+    let res = app
+        .post_json("/api/documents/upload", "viewer", &json!({}))
+        .await;
+    assert_eq!(res.status(), 403);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn photos_are_stored_thumbnailed_and_served_publicly(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (villa, _) = start(&app, "PHOTO-1").await;
+    let photo = jpeg(1600, 1200);
+    let (status, body) = json(app.post_json("/api/photos/upload", "manager", &json!({
+        "villaId": villa, "category": "bedrooms", "subfolder": "Master Bedroom/../../etc", "fileName": "bed 1.jpg",
+        "fileContent": b64(&photo), "caption": "Sea view", "isMain": true, "width": 1, "height": 1})).await).await;
+    assert_eq!(status, 201, "{body}");
+    let d = &body["data"];
+    assert_eq!(d["category"], "BEDROOMS");
+    assert_eq!(d["subfolder"], "Master-Bedroom-..-..-etc");
+    assert_eq!(
+        (d["width"].clone(), d["height"].clone()),
+        (json!(1600), json!(1200)),
+        "read from the image"
+    );
+    assert!(d["thumbnailUrl"].is_null());
+    let path = d["storagePath"].as_str().unwrap().to_owned();
+    assert!(
+        path.contains("/Photos/Bedrooms/Master-Bedroom-..-..-etc/bed-1.jpg"),
+        "{path}"
+    );
+    let id = d["id"].as_str().unwrap().to_owned();
+
+    // Public bytes before any worker ran, with type, ETag and caching.
+    let res = app
+        .get_anonymous(&format!("/api/photos-enhanced/public/{id}"))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "image/jpeg");
+    let etag = res.headers()["etag"].to_str().unwrap().to_owned();
+    assert!(
+        res.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("max-age")
+    );
+    assert_eq!(res.bytes().await.unwrap().to_vec(), photo);
+    let res = app
+        .request(
+            Method::GET,
+            &format!("/api/photos-enhanced/public/{id}"),
+            None,
+        )
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 304);
+    assert_eq!(
+        app.get_anonymous(&format!("/api/photos-enhanced/thumbnail/{id}"))
+            .await
+            .status(),
+        404
+    );
+
+    let worker = app.worker(registry());
+    let thumb_url = eventually(Duration::from_secs(30), || async {
+        let (_, b) = json(app.get(&format!("/api/photos/{id}"), "viewer").await).await;
+        b["data"]["thumbnailUrl"].as_str().map(str::to_owned)
+    })
+    .await
+    .expect("no thumbnail");
+    let res = app.get_anonymous(&thumb_url).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "image/jpeg");
+    let thumb = res.bytes().await.unwrap().to_vec();
+    let decoded = image::load_from_memory(&thumb).expect("the thumbnail decodes");
+    assert_eq!((decoded.width(), decoded.height()), (400, 300));
+    assert!(thumb.len() < photo.len());
+    let on_disk = app.core.storage_local_dir.join(&path);
+    assert!(
+        eventually(Duration::from_secs(20), || async {
+            file_is(&on_disk, &photo).await.then_some(())
+        })
+        .await
+        .is_some()
+    );
+    // Inside the villa's folder, whatever the subfolder said.
+    let canonical = on_disk.canonicalize().unwrap();
+    assert!(
+        canonical.starts_with(
+            app.core
+                .storage_local_dir
+                .canonicalize()
+                .unwrap()
+                .join("Villas")
+        )
+    );
+    // The enhanced upload is the same upload.
+    let (status, body) = json(app.post_json("/api/photos-enhanced", "manager", &json!({
+        "villaId": villa, "category": "pool_outdoor_areas", "fileName": "pool.jpg", "fileContent": b64(&jpeg(50, 40))})).await).await;
+    assert_eq!(status, 201, "{body}");
+    assert!(
+        body["data"]["storagePath"]
+            .as_str()
+            .unwrap()
+            .contains("/Photos/Pool-Outdoor-Areas/pool.jpg")
+    );
+    // Unknown and malformed ids.
+    assert_eq!(
+        app.get_anonymous(&format!("/api/photos-enhanced/public/{}", Uuid::now_v7()))
+            .await
+            .status(),
+        404
+    );
+    assert_eq!(
+        app.get_anonymous("/api/photos-enhanced/public/..%2F..%2Fetc%2Fpasswd")
+            .await
+            .status(),
+        400
+    );
+    assert_eq!(
+        app.get_anonymous("/api/photos-enhanced/public/not-a-uuid")
+            .await
+            .status(),
+        400
+    );
+    worker.shutdown().await;
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn names_that_try_to_leave_the_folder_stay_inside(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (villa, _) = start(&app, "../../escape").await;
+    let worker = app.worker(registry());
+    let root = app
+        .core
+        .storage_local_dir
+        .canonicalize()
+        .unwrap_or(app.core.storage_local_dir.clone());
+    for name in [
+        "../../../etc/passwd",
+        "..\\..\\boot.ini",
+        "/etc/shadow",
+        "a/../../b.pdf",
+        "\u{0}x.pdf",
+    ] {
+        let (status, body) = upload_doc(&app, villa, name, b"payload").await;
+        assert_eq!(status, 201, "{name}: {body}");
+        let path = body["data"]["storagePath"].as_str().unwrap().to_owned();
+        assert!(
+            path.starts_with("Villas/") && !path.split('/').any(|s| s == ".." || s == "."),
+            "{path}"
+        );
+        let disk = app.core.storage_local_dir.join(&path);
+        assert!(
+            eventually(Duration::from_secs(20), || async {
+                file_is(&disk, b"payload").await.then_some(())
+            })
+            .await
+            .is_some(),
+            "{path}"
+        );
+        assert!(
+            disk.canonicalize()
+                .unwrap()
+                .starts_with(root.join("Villas")),
+            "{path}"
+        );
+    }
+    worker.shutdown().await;
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn twelve_simultaneous_first_uploads_through_the_api_make_one_tree(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (villa, _) = start(&app, "RUSH-12").await;
+    let workers = [
+        app.worker(registry()),
+        app.worker(registry()),
+        app.worker(registry()),
+    ];
+    let mut uploads = Vec::new();
+    for i in 0..12u8 {
+        let body = json!({"villaId": villa, "documentType": "HOUSE_RULES", "fileName": format!("rules-{i}.pdf"),
+                          "fileContent": b64(&[i; 2048])});
+        let req = app
+            .request(Method::POST, "/api/documents/upload", Some("manager"))
+            .json(&body);
+        uploads.push(tokio::spawn(async move {
+            json(req.send().await.unwrap()).await
+        }));
+    }
+    let mut paths = Vec::new();
+    for (i, u) in uploads.into_iter().enumerate() {
+        let (status, body) = u.await.unwrap();
+        assert_eq!(status, 201, "{body}");
+        paths.push((
+            i as u8,
+            body["data"]["storagePath"].as_str().unwrap().to_owned(),
+        ));
+    }
+    for (i, path) in &paths {
+        let disk = app.core.storage_local_dir.join(path);
+        let want = vec![*i; 2048];
+        assert!(
+            eventually(Duration::from_secs(30), || async {
+                file_is(&disk, &want).await.then_some(())
+            })
+            .await
+            .is_some(),
+            "{path}"
+        );
+    }
+    let trees: Vec<(String, i32)> = sqlx::query_as(
+        "SELECT status, attempts FROM jobs WHERE kind = 'documents.create_villa_tree'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    assert_eq!(trees[0].0, "SUCCEEDED");
+    let villas = app.core.storage_local_dir.join("Villas");
+    let folders: Vec<_> = std::fs::read_dir(&villas)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    for w in workers {
+        w.shutdown().await;
+    }
+}
