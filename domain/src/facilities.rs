@@ -2,10 +2,11 @@
 //! condition and an optional photo held in the database.
 
 use base64::Engine as _;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use crate::record::list;
 use crate::{Problems, Result};
 
 pub const CONDITIONS: &[&str] = &["NEW", "EXCELLENT", "GOOD", "FAIR", "POOR", "DAMAGED"];
@@ -27,32 +28,6 @@ pub struct FacilityItem {
     pub photo: Option<(Vec<u8>, &'static str)>,
 }
 
-fn text(
-    obj: &Map<String, Value>,
-    key: &str,
-    p: &str,
-    max: usize,
-    problems: &mut Problems,
-) -> Option<String> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.trim().is_empty() => None,
-        Some(Value::String(s)) if s.trim().chars().count() > max => {
-            problems.push(
-                format!("{p}{key}"),
-                "too_long",
-                format!("at most {max} characters"),
-            );
-            None
-        }
-        Some(Value::String(s)) => Some(s.trim().to_owned()),
-        Some(_) => {
-            problems.push(format!("{p}{key}"), "invalid_type", "must be a string");
-            None
-        }
-    }
-}
-
 /// Checks step 8's `facilities` array (each bad field reported as `facilities[i].field`).
 pub fn parse_checklist(
     raw: Option<&Value>,
@@ -60,66 +35,26 @@ pub fn parse_checklist(
     problems: &mut Problems,
 ) -> Option<Vec<FacilityItem>> {
     let name = format!("{prefix}facilities");
-    let items = match raw {
-        None | Some(Value::Null) => {
-            problems.push(
-                name,
-                "required",
-                "facilities is required (an array, possibly empty)",
-            );
-            return None;
-        }
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            problems.push(name, "invalid_type", "facilities must be an array");
-            return None;
-        }
-    };
-    if items.len() > 1000 {
-        problems.push(name.clone(), "too_long", "at most 1000 items");
-    }
+    let items = list::items(raw, &name, 1000, problems)?;
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let p = format!("{name}[{i}].");
-        let Some(obj) = item.as_object() else {
-            problems.push(
-                format!("{name}[{i}]"),
-                "invalid_type",
-                "each item must be an object",
-            );
+        let Some(obj) = list::object(item, &name, i, problems) else {
             continue;
         };
         let before = problems.len();
-        let id = match obj.get("id") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s.parse::<Uuid>().is_ok() => s.parse().ok(),
-            Some(_) => {
-                problems.push(format!("{p}id"), "invalid_format", "must be a UUID");
-                None
-            }
-        };
-        let category = text(obj, "category", &p, 100, problems);
+        let id = list::id(obj, &p, problems);
+        let category = list::text(obj, "category", &p, 100, problems);
         if category.is_none() && problems.len() == before {
             problems.push(format!("{p}category"), "required", "category is required");
         }
-        let subcategory = text(obj, "subcategory", &p, 100, problems);
+        let subcategory = list::text(obj, "subcategory", &p, 100, problems);
         let before_name = problems.len();
-        let item_name = text(obj, "itemName", &p, 255, problems);
+        let item_name = list::text(obj, "itemName", &p, 255, problems);
         if item_name.is_none() && problems.len() == before_name {
             problems.push(format!("{p}itemName"), "required", "itemName is required");
         }
-        let is_available = match obj.get("isAvailable") {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
-                problems.push(
-                    format!("{p}isAvailable"),
-                    "invalid_type",
-                    "must be true or false",
-                );
-                true
-            }
-        };
+        let is_available = list::flag(obj, "isAvailable", &p, true, problems);
         let quantity = match obj.get("quantity") {
             None | Some(Value::Null) => 1,
             Some(Value::Number(n)) => match n.as_i64().filter(|q| (0..=100_000).contains(q)) {
@@ -142,7 +77,7 @@ pub fn parse_checklist(
                 0
             }
         };
-        let condition = text(obj, "condition", &p, 20, problems).map(|c| c.to_uppercase());
+        let condition = list::text(obj, "condition", &p, 20, problems).map(|c| c.to_uppercase());
         if condition
             .as_deref()
             .is_some_and(|c| !CONDITIONS.contains(&c))
@@ -153,7 +88,7 @@ pub fn parse_checklist(
                 format!("must be one of {}", CONDITIONS.join(", ")),
             );
         }
-        let notes = text(obj, "notes", &p, 2000, problems);
+        let notes = list::text(obj, "notes", &p, 2000, problems);
         let photo = match obj.get("photo").or_else(|| obj.get("photoData")) {
             None | Some(Value::Null) => None,
             Some(Value::String(b64)) => match decode_base64(b64) {

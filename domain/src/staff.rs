@@ -1,10 +1,10 @@
 //! Staff and their assignment to villas. The wizard's step 7 sets a villa's team in one go.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::record::{is_email, is_international_phone};
+use crate::record::{is_email, is_international_phone, list};
 use crate::{Error, Problems, Result};
 
 pub const STAFF_ROLES: &[&str] = &[
@@ -31,32 +31,6 @@ pub struct TeamMember {
     pub is_primary: bool,
 }
 
-fn opt_text(
-    obj: &Map<String, Value>,
-    key: &str,
-    prefix: &str,
-    max: usize,
-    problems: &mut Problems,
-) -> Option<String> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.trim().is_empty() => None,
-        Some(Value::String(s)) if s.trim().chars().count() > max => {
-            problems.push(
-                format!("{prefix}{key}"),
-                "too_long",
-                format!("at most {max} characters"),
-            );
-            None
-        }
-        Some(Value::String(s)) => Some(s.trim().to_owned()),
-        Some(_) => {
-            problems.push(format!("{prefix}{key}"), "invalid_type", "must be a string");
-            None
-        }
-    }
-}
-
 /// Checks step 7's `staff` array: each member needs a name (`firstName`, or `name` which is
 /// split at its first space) and a role; phone and email are checked when given; at most one
 /// primary per role.
@@ -66,47 +40,18 @@ pub fn parse_team(
     problems: &mut Problems,
 ) -> Option<Vec<TeamMember>> {
     let name = format!("{prefix}staff");
-    let items = match raw {
-        None | Some(Value::Null) => {
-            problems.push(
-                name,
-                "required",
-                "staff is required (an array, possibly empty)",
-            );
-            return None;
-        }
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            problems.push(name, "invalid_type", "staff must be an array");
-            return None;
-        }
-    };
-    if items.len() > 200 {
-        problems.push(name.clone(), "too_long", "at most 200 staff members");
-    }
+    let items = list::items(raw, &name, 200, problems)?;
     let mut team = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let p = format!("{name}[{i}].");
-        let Some(obj) = item.as_object() else {
-            problems.push(
-                format!("{name}[{i}]"),
-                "invalid_type",
-                "each staff member must be an object",
-            );
+        let Some(obj) = list::object(item, &name, i, problems) else {
             continue;
         };
         let before = problems.len();
-        let id = match obj.get("id") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s.parse::<Uuid>().is_ok() => s.parse().ok(),
-            Some(_) => {
-                problems.push(format!("{p}id"), "invalid_format", "must be a UUID");
-                None
-            }
-        };
-        let full = opt_text(obj, "name", &p, 200, problems);
-        let mut first = opt_text(obj, "firstName", &p, 100, problems);
-        let mut last = opt_text(obj, "lastName", &p, 100, problems);
+        let id = list::id(obj, &p, problems);
+        let full = list::text(obj, "name", &p, 200, problems);
+        let mut first = list::text(obj, "firstName", &p, 100, problems);
+        let mut last = list::text(obj, "lastName", &p, 100, problems);
         if first.is_none()
             && let Some(full) = full
         {
@@ -121,7 +66,7 @@ pub fn parse_team(
                 "firstName (or name) is required",
             );
         }
-        let role = opt_text(obj, "role", &p, 50, problems).map(|r| r.to_uppercase());
+        let role = list::text(obj, "role", &p, 50, problems).map(|r| r.to_uppercase());
         match &role {
             None => problems.push(format!("{p}role"), "required", "role is required"),
             Some(r) if !STAFF_ROLES.contains(&r.as_str()) => problems.push(
@@ -131,7 +76,7 @@ pub fn parse_team(
             ),
             Some(_) => {}
         }
-        let phone = opt_text(obj, "phone", &p, 40, problems);
+        let phone = list::text(obj, "phone", &p, 40, problems);
         if phone.as_deref().is_some_and(|s| !is_international_phone(s)) {
             problems.push(
                 format!("{p}phone"),
@@ -139,7 +84,7 @@ pub fn parse_team(
                 "must be a phone number in international format: + then 7 to 15 digits",
             );
         }
-        let email = opt_text(obj, "email", &p, 254, problems);
+        let email = list::text(obj, "email", &p, 254, problems);
         if email.as_deref().is_some_and(|s| !is_email(s)) {
             problems.push(
                 format!("{p}email"),
@@ -147,18 +92,7 @@ pub fn parse_team(
                 "must be an email address like name@example.com",
             );
         }
-        let is_primary = match obj.get("isPrimary") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => {
-                problems.push(
-                    format!("{p}isPrimary"),
-                    "invalid_type",
-                    "must be true or false",
-                );
-                false
-            }
-        };
+        let is_primary = list::flag(obj, "isPrimary", &p, false, problems);
         if problems.len() > before {
             continue;
         }

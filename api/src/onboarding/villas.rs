@@ -102,13 +102,7 @@ pub async fn delete(
 ) -> Result<Reply, AppError> {
     let expected = if_match(&headers, "villa", id)?;
     let mut tx = state.pool.begin().await?;
-    if let Some(version) = expected {
-        let villa = onboarding::villa(&mut tx, id).await?;
-        if villa["version"].as_i64() != Some(i64::from(version)) {
-            return Err(AppError::PreconditionFailed);
-        }
-    }
-    let folder = onboarding::delete_villa(&mut tx, id).await?;
+    let folder = onboarding::delete_villa(&mut tx, id, expected).await?;
     let job = match folder {
         Some(folder) => Some(
             DeleteVillaFolder {

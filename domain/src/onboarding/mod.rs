@@ -95,17 +95,32 @@ pub async fn villa_bundle(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     }))
 }
 
-/// Deletes the villa and, through the schema's cascades, every record that belongs to it.
-/// Returns its document-store folder, if one was ever fixed, for the caller to enqueue its
-/// removal.
-pub async fn delete_villa(conn: &mut PgConnection, id: Uuid) -> Result<Option<String>> {
-    let row: Option<(Option<String>, Option<Uuid>)> =
-        sqlx::query_as("DELETE FROM villas WHERE id = $1 RETURNING storage_folder, owner_id")
+/// Deletes the villa and, through the schema's cascades, every record that belongs to it;
+/// with `expected`, only if the villa is still at that version. Returns its document-store
+/// folder, if one was ever fixed, for the caller to enqueue its removal.
+pub async fn delete_villa(
+    conn: &mut PgConnection,
+    id: Uuid,
+    expected: Option<i32>,
+) -> Result<Option<String>> {
+    let row: Option<(Option<String>, Option<Uuid>)> = sqlx::query_as(
+        "DELETE FROM villas WHERE id = $1 AND ($2::int IS NULL OR version = $2)
+         RETURNING storage_folder, owner_id",
+    )
+    .bind(id)
+    .bind(expected)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some((folder, owner)) = row else {
+        let exists: Option<bool> = sqlx::query_scalar("SELECT true FROM villas WHERE id = $1")
             .bind(id)
             .fetch_optional(&mut *conn)
             .await?;
-    let Some((folder, owner)) = row else {
-        return Err(Error::NotFound("villa"));
+        return Err(if exists.is_some() {
+            Error::PreconditionFailed
+        } else {
+            Error::NotFound("villa")
+        });
     };
     // The owner record is the villa's own (created by its step 2) unless another villa shares it.
     if let Some(owner) = owner {

@@ -448,57 +448,14 @@ pub fn parse_ota_credentials(
     problems: &mut Problems,
 ) -> Option<Vec<OtaCredentialInput>> {
     let name = format!("{prefix}credentials");
-    let items = match raw {
-        None | Some(Value::Null) => {
-            problems.push(
-                name,
-                "required",
-                "credentials is required (an array, possibly empty)",
-            );
-            return None;
-        }
-        Some(Value::Array(items)) => items,
-        Some(_) => {
-            problems.push(name, "invalid_type", "credentials must be an array");
-            return None;
-        }
-    };
-    if items.len() > 50 {
-        problems.push(name.clone(), "too_long", "at most 50 credentials");
-    }
+    let items = crate::record::list::items(raw, &name, 50, problems)?;
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let item_prefix = format!("{name}[{i}].");
-        let Some(obj) = item.as_object() else {
-            problems.push(
-                format!("{name}[{i}]"),
-                "invalid_type",
-                "each credential must be an object",
-            );
+        let Some(obj) = crate::record::list::object(item, &name, i, problems) else {
             continue;
         };
-        let id = match obj.get("id") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => match s.parse::<Uuid>() {
-                Ok(id) => Some(id),
-                Err(_) => {
-                    problems.push(
-                        format!("{item_prefix}id"),
-                        "invalid_format",
-                        "must be a UUID",
-                    );
-                    None
-                }
-            },
-            Some(_) => {
-                problems.push(
-                    format!("{item_prefix}id"),
-                    "invalid_type",
-                    "must be a UUID string",
-                );
-                None
-            }
-        };
+        let id = crate::record::list::id(obj, &item_prefix, problems);
         let patch = parse_patch(OTA_FIELDS, obj, &item_prefix, true, cipher, problems);
         out.push(OtaCredentialInput { id, patch });
     }
