@@ -20,6 +20,10 @@ otherwise; roles are admin, manager, staff and viewer. Errors use the shape of t
         (name = "health", description = "Liveness and readiness"),
         (name = "management", description = "Villa management API"),
         (name = "admin", description = "Operators: job queues (admin only)"),
+        (name = "onboarding", description = "Onboarding backend API (/api): villas, the ten-step wizard, uploads"),
+        (name = "onboarding-legacy", description = "Older clients' segment routes over the same handlers"),
+        (name = "dashboard", description = "Onboarding dashboards"),
+        (name = "internal", description = "Routes list, monitoring, debug (admin only)"),
     )
 )]
 pub struct ApiDoc;

@@ -40,7 +40,7 @@ pub struct VillaList {
 }
 
 /// Lists villas, newest first. Unknown `status` values and out-of-range `page`/`limit` are 400.
-#[utoipa::path(get, path = "/management/villas", tag = "management", params(VillaListQuery),
+#[utoipa::path(get, operation_id = "management_villas_list", path = "/management/villas", tag = "management", params(VillaListQuery),
     responses((status = 200, body = VillaList), (status = 400), (status = 401), (status = 403)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -81,7 +81,7 @@ pub async fn list(
 }
 
 /// One villa.
-#[utoipa::path(get, path = "/management/villas/{id}", tag = "management", params(("id" = Uuid, Path)),
+#[utoipa::path(get, operation_id = "management_villas_get", path = "/management/villas/{id}", tag = "management", params(("id" = Uuid, Path)),
     responses((status = 200, body = VillaDetail), (status = 400), (status = 401), (status = 404)))]
 pub async fn get(
     State(state): State<AppState>,

@@ -151,7 +151,7 @@ pub fn file_name(body: &Object, problems: &mut Problems) -> Option<SafeName> {
 /// name is sanitized (letters, digits, `-`, `_`, `.` kept; anything else becomes `-`); a second
 /// file of one name in one folder gets a suffix instead of replacing the first. Files are limited
 /// to `UPLOAD_MAX_BYTES` (25 MB by default).
-#[utoipa::path(post, path = "/api/documents/upload", tag = "onboarding",
+#[utoipa::path(post, operation_id = "api_documents_upload", path = "/api/documents/upload", tag = "onboarding",
     request_body(content = Object),
     responses((status = 201, description = "`{success, data: {id, fileName, documentType, fileUrl, storageUrl, storageFileId, storagePath, storageStatus, ...}, message}`"),
         (status = 400, description = "One `data.errors` item per bad field"), (status = 404, description = "No such villa")))]
@@ -204,7 +204,7 @@ pub async fn upload_document(state: &AppState, body: Object) -> Result<Reply, Ap
 }
 
 /// One document's record (with `storageStatus` PENDING until the worker has stored it).
-#[utoipa::path(get, path = "/api/documents/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
+#[utoipa::path(get, operation_id = "api_documents_get", path = "/api/documents/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
     responses((status = 200, description = "`{success, data: document}`"), (status = 404)))]
 pub async fn get(
     State(state): State<AppState>,

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// The villa's owner. 404 when the villa does not exist or has no owner yet.
-#[utoipa::path(get, path = "/api/owners/{villaId}", tag = "onboarding", params(("villaId" = Uuid, Path)),
+#[utoipa::path(get, operation_id = "api_owners_get", path = "/api/owners/{villaId}", tag = "onboarding", params(("villaId" = Uuid, Path)),
     responses((status = 200, description = "`{success, data: owner}`"), (status = 404)))]
 pub async fn get(
     State(state): State<AppState>,

@@ -42,7 +42,7 @@ const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// categories. Answers at once with the final `storagePath`
 /// (`Villas/<villa>/Photos/<category folder>/[<bedroom>/]<file>`); the documents worker stores
 /// the file, the media worker makes the thumbnail (`thumbnailUrl` is set once it exists).
-#[utoipa::path(post, path = "/api/photos/upload", tag = "onboarding", request_body(content = Object),
+#[utoipa::path(post, operation_id = "api_photos_upload", path = "/api/photos/upload", tag = "onboarding", request_body(content = Object),
     responses((status = 201, description = "`{success, data: {id, fileName, category (uppercase), subfolder, fileUrl, storageUrl, storageFileId, storagePath, thumbnailUrl, width, height, ...}}`"),
         (status = 400, description = "One `data.errors` item per bad field"), (status = 404, description = "No such villa")))]
 pub async fn upload(
@@ -213,7 +213,7 @@ pub async fn thumbnail(
 }
 
 /// One photo's record.
-#[utoipa::path(get, path = "/api/photos/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
+#[utoipa::path(get, operation_id = "api_photos_get", path = "/api/photos/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
     responses((status = 200, description = "`{success, data: photo}`"), (status = 404)))]
 pub async fn get(
     State(state): State<AppState>,

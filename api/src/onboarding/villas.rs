@@ -41,7 +41,7 @@ impl PageQuery {
 
 /// Villas with basic info, newest first, paged (`page`, `limit`; the spec shows no paging, and
 /// an unpaged list grows without bound).
-#[utoipa::path(get, path = "/api/villas", tag = "onboarding", params(PageQuery),
+#[utoipa::path(get, operation_id = "api_villas_list", path = "/api/villas", tag = "onboarding", params(PageQuery),
     responses((status = 200, description = "`{success, data: [villa], pagination: {page, limit, total}, timestamp}`"), (status = 400)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -78,7 +78,7 @@ pub async fn create(
 
 /// The villa with everything the wizard stored: owner, contract, bank details (masked), OTA
 /// credentials (without passwords), documents, staff, facilities, photos and onboarding.
-#[utoipa::path(get, path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
+#[utoipa::path(get, operation_id = "api_villas_get", path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
     responses((status = 200, description = "`{success, data: {villa, ownerDetails, contractualDetails, bankDetails, otaCredentials, documents, staff, facilities, photos, onboarding}}` with the villa `ETag`"),
         (status = 404)))]
 pub async fn get(

@@ -81,7 +81,7 @@ pub struct JobList {
 }
 
 /// Most recent jobs, newest first, filtered by status and queue.
-#[utoipa::path(get, path = "/admin/jobs", tag = "admin", params(JobListQuery),
+#[utoipa::path(get, operation_id = "admin_jobs_list", path = "/admin/jobs", tag = "admin", params(JobListQuery),
     responses((status = 200, body = JobList), (status = 400), (status = 401), (status = 403)))]
 pub async fn list(
     State(state): State<AppState>,
@@ -132,7 +132,7 @@ pub async fn list(
 }
 
 /// One job: status, attempts, progress, result or error.
-#[utoipa::path(get, path = "/admin/jobs/{id}", tag = "admin", params(("id" = Uuid, Path)),
+#[utoipa::path(get, operation_id = "admin_jobs_get", path = "/admin/jobs/{id}", tag = "admin", params(("id" = Uuid, Path)),
     responses((status = 200, body = JobRecord), (status = 400), (status = 404)))]
 pub async fn get(
     State(state): State<AppState>,
