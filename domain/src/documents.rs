@@ -69,13 +69,8 @@ pub async fn insert_pending(
 ) -> Result<(Uuid, StoragePath)> {
     let folder = ensure_villa_folder(conn, doc.villa_id).await?;
     let id = Uuid::now_v7();
-    let plain = document_path(&folder, doc.document_type, &doc.file_name);
-    let suffixed = document_path(
-        &folder,
-        doc.document_type,
-        &doc.file_name.with_suffix(&id.simple().to_string()[..8]),
-    );
-    for path in [plain, suffixed] {
+    for name in doc.file_name.candidates(id) {
+        let path = document_path(&folder, doc.document_type, &name);
         let inserted = sqlx::query(
             "INSERT INTO documents (id, villa_id, document_type, title, file_name, mime_type, file_size, storage_path, pending_content)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (storage_path) DO NOTHING",

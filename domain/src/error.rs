@@ -107,6 +107,18 @@ impl Problems {
         self.0.len()
     }
 
+    /// The parsed request when nothing was recorded, else a validation error listing every
+    /// field. Parsers record a problem whenever they give up a value, so `None` without a
+    /// problem is a bug of the parser, not of the request.
+    pub fn finish_with<T>(self, parsed: Option<T>) -> Result<T> {
+        self.finish()?;
+        parsed.ok_or_else(|| {
+            Error::Internal(anyhow::anyhow!(
+                "a request part was refused without a recorded problem"
+            ))
+        })
+    }
+
     /// `Ok` when nothing was recorded, else a validation error listing every field.
     pub fn finish(self) -> Result<()> {
         if self.0.is_empty() {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::record::list;
+use crate::record::members;
 use crate::{Problems, Result};
 
 pub const CONDITIONS: &[&str] = &["NEW", "EXCELLENT", "GOOD", "FAIR", "POOR", "DAMAGED"];
@@ -35,26 +35,26 @@ pub fn parse_checklist(
     problems: &mut Problems,
 ) -> Option<Vec<FacilityItem>> {
     let name = format!("{prefix}facilities");
-    let items = list::items(raw, &name, 1000, problems)?;
+    let items = members::items(raw, &name, 1000, problems)?;
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let p = format!("{name}[{i}].");
-        let Some(obj) = list::object(item, &name, i, problems) else {
+        let Some(obj) = members::object(item, &name, i, problems) else {
             continue;
         };
         let before = problems.len();
-        let id = list::id(obj, &p, problems);
-        let category = list::text(obj, "category", &p, 100, problems);
+        let id = members::id(obj, &p, problems);
+        let category = members::text(obj, "category", &p, 100, problems);
         if category.is_none() && problems.len() == before {
             problems.push(format!("{p}category"), "required", "category is required");
         }
-        let subcategory = list::text(obj, "subcategory", &p, 100, problems);
+        let subcategory = members::text(obj, "subcategory", &p, 100, problems);
         let before_name = problems.len();
-        let item_name = list::text(obj, "itemName", &p, 255, problems);
+        let item_name = members::text(obj, "itemName", &p, 255, problems);
         if item_name.is_none() && problems.len() == before_name {
             problems.push(format!("{p}itemName"), "required", "itemName is required");
         }
-        let is_available = list::flag(obj, "isAvailable", &p, true, problems);
+        let is_available = members::flag(obj, "isAvailable", &p, true, problems);
         let quantity = match obj.get("quantity") {
             None | Some(Value::Null) => 1,
             Some(Value::Number(n)) => match n.as_i64().filter(|q| (0..=100_000).contains(q)) {
@@ -77,7 +77,7 @@ pub fn parse_checklist(
                 0
             }
         };
-        let condition = list::text(obj, "condition", &p, 20, problems).map(|c| c.to_uppercase());
+        let condition = members::text(obj, "condition", &p, 20, problems).map(|c| c.to_uppercase());
         if condition
             .as_deref()
             .is_some_and(|c| !CONDITIONS.contains(&c))
@@ -88,7 +88,7 @@ pub fn parse_checklist(
                 format!("must be one of {}", CONDITIONS.join(", ")),
             );
         }
-        let notes = list::text(obj, "notes", &p, 2000, problems);
+        let notes = members::text(obj, "notes", &p, 2000, problems);
         let photo = match obj.get("photo").or_else(|| obj.get("photoData")) {
             None | Some(Value::Null) => None,
             Some(Value::String(b64)) => match decode_base64(b64) {

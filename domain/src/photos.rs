@@ -56,9 +56,8 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
         .execute(&mut *conn)
         .await?;
     }
-    let plain = folder.child(&photo.file_name);
-    let suffixed = folder.child(&photo.file_name.with_suffix(&id.simple().to_string()[..8]));
-    for path in [plain, suffixed] {
+    for name in photo.file_name.candidates(id) {
+        let path = folder.child(&name);
         let inserted = sqlx::query(
             "INSERT INTO photos (id, villa_id, category, subfolder, file_name, mime_type, file_size, width, height,
                                  caption, alt_text, is_main, storage_path, pending_content)

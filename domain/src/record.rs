@@ -365,9 +365,10 @@ pub fn empty_optional_fields(
         .collect()
 }
 
-/// Helpers for the wizard's lists (OTA credentials, staff, facilities): each item is an object
-/// whose fields are reported as `<list>[i].<field>`.
-pub mod list {
+/// Reading members of JSON objects checked by hand: the items of the wizard's lists (OTA
+/// credentials, staff, facilities; fields reported as `<list>[i].<field>`) and loose body
+/// members (notes, captions).
+pub mod members {
     use serde_json::{Map, Value};
     use uuid::Uuid;
 

@@ -4,7 +4,7 @@ use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::record::{is_email, is_international_phone, list};
+use crate::record::{is_email, is_international_phone, members};
 use crate::{Error, Problems, Result};
 
 pub const STAFF_ROLES: &[&str] = &[
@@ -40,18 +40,18 @@ pub fn parse_team(
     problems: &mut Problems,
 ) -> Option<Vec<TeamMember>> {
     let name = format!("{prefix}staff");
-    let items = list::items(raw, &name, 200, problems)?;
+    let items = members::items(raw, &name, 200, problems)?;
     let mut team = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let p = format!("{name}[{i}].");
-        let Some(obj) = list::object(item, &name, i, problems) else {
+        let Some(obj) = members::object(item, &name, i, problems) else {
             continue;
         };
         let before = problems.len();
-        let id = list::id(obj, &p, problems);
-        let full = list::text(obj, "name", &p, 200, problems);
-        let mut first = list::text(obj, "firstName", &p, 100, problems);
-        let mut last = list::text(obj, "lastName", &p, 100, problems);
+        let id = members::id(obj, &p, problems);
+        let full = members::text(obj, "name", &p, 200, problems);
+        let mut first = members::text(obj, "firstName", &p, 100, problems);
+        let mut last = members::text(obj, "lastName", &p, 100, problems);
         if first.is_none()
             && let Some(full) = full
         {
@@ -66,7 +66,7 @@ pub fn parse_team(
                 "firstName (or name) is required",
             );
         }
-        let role = list::text(obj, "role", &p, 50, problems).map(|r| r.to_uppercase());
+        let role = members::text(obj, "role", &p, 50, problems).map(|r| r.to_uppercase());
         match &role {
             None => problems.push(format!("{p}role"), "required", "role is required"),
             Some(r) if !STAFF_ROLES.contains(&r.as_str()) => problems.push(
@@ -76,7 +76,7 @@ pub fn parse_team(
             ),
             Some(_) => {}
         }
-        let phone = list::text(obj, "phone", &p, 40, problems);
+        let phone = members::text(obj, "phone", &p, 40, problems);
         if phone.as_deref().is_some_and(|s| !is_international_phone(s)) {
             problems.push(
                 format!("{p}phone"),
@@ -84,7 +84,7 @@ pub fn parse_team(
                 "must be a phone number in international format: + then 7 to 15 digits",
             );
         }
-        let email = list::text(obj, "email", &p, 254, problems);
+        let email = members::text(obj, "email", &p, 254, problems);
         if email.as_deref().is_some_and(|s| !is_email(s)) {
             problems.push(
                 format!("{p}email"),
@@ -92,7 +92,7 @@ pub fn parse_team(
                 "must be an email address like name@example.com",
             );
         }
-        let is_primary = list::flag(obj, "isPrimary", &p, false, problems);
+        let is_primary = members::flag(obj, "isPrimary", &p, false, problems);
         if problems.len() > before {
             continue;
         }

@@ -174,16 +174,8 @@ pub async fn upload_document(state: &AppState, body: Object) -> Result<Reply, Ap
         text(&body, "title", false, &mut problems).map(|t| t.trim().chars().take(255).collect());
     let content = file_content(&body, state.api.upload_max_bytes, &mut problems);
     drop(body);
-    problems.finish()?;
-    let (Some(villa_id), Some(document_type), Some(file_name), Some(content)) =
-        (villa_id, document_type, file_name, content)
-    else {
-        return Err(AppError::invalid(
-            "body",
-            "invalid_value",
-            "incomplete upload",
-        ));
-    };
+    let (villa_id, document_type, file_name, content) =
+        problems.finish_with((|| Some((villa_id?, document_type?, file_name?, content?)))())?;
     let doc = NewDocument {
         villa_id,
         document_type,

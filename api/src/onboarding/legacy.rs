@@ -28,34 +28,22 @@ async fn segment(
     let mut problems = Problems::new();
     let villa_id = documents::villa_id(body, &mut problems);
     let data = steps::parse(state, step, body, "", &mut problems);
-    problems.finish()?;
-    let Some(villa_id) = villa_id else {
-        return Err(AppError::invalid(
-            "villaId",
-            "required",
-            "villaId is required",
-        ));
-    };
+    let villa_id = problems.finish_with(villa_id)?;
     let expected = if_match(headers, "progress", villa_id)?;
-    let (saved, p) = steps::save(
+    steps::save_one(
         state,
         villa_id,
         expected,
-        vec![(step, data)],
+        (step, data),
         complete.then_some(true),
         &user.subject,
-    )
-    .await?;
-    Ok(steps::saved_reply(
-        villa_id,
-        &saved[0],
-        &p,
         if complete {
             "step completed"
         } else {
             "step saved"
         },
-    ))
+    )
+    .await
 }
 
 macro_rules! segment_route {
@@ -173,14 +161,7 @@ pub async fn finalize(
 ) -> Result<Reply, AppError> {
     let mut problems = Problems::new();
     let villa_id = documents::villa_id(&body, &mut problems);
-    problems.finish()?;
-    let Some(villa_id) = villa_id else {
-        return Err(AppError::invalid(
-            "villaId",
-            "required",
-            "villaId is required",
-        ));
-    };
+    let villa_id = problems.finish_with(villa_id)?;
     wizard::complete_onboarding(&state, &user, &headers, villa_id, &body).await
 }
 

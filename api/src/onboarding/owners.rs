@@ -40,14 +40,7 @@ pub async fn upsert(
     let mut problems = Problems::new();
     let villa_id = villa_id(&body, &mut problems);
     let patch = records::parse_owner(&body, "", &state.cipher, &mut problems);
-    problems.finish()?;
-    let Some(villa_id) = villa_id else {
-        return Err(AppError::invalid(
-            "villaId",
-            "required",
-            "villaId is required",
-        ));
-    };
+    let villa_id = problems.finish_with(villa_id)?;
     let mut tx = state.pool.begin().await?;
     let existed = records::owner_of_villa(&mut tx, villa_id).await?.is_some();
     records::upsert_owner(&mut tx, villa_id, &patch).await?;

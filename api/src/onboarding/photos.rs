@@ -9,6 +9,7 @@ use axum::{
 use domain::{
     Problems, media,
     photos::{self, NewPhoto},
+    record::members,
     storage::{PhotoCategory, SafeName},
 };
 use jobs::{
@@ -63,15 +64,6 @@ pub async fn upload_enhanced(
     upload_photo(&state, body).await
 }
 
-fn optional_text(body: &Object, key: &str, max: usize, problems: &mut Problems) -> Option<String> {
-    let s = text(body, key, false, problems)?.trim();
-    if s.chars().count() > max {
-        problems.push(key, "too_long", format!("at most {max} characters"));
-        return None;
-    }
-    Some(s.to_owned())
-}
-
 /// Also the legacy `POST /api/onboarding/photos/upload`.
 pub async fn upload_photo(state: &AppState, body: Object) -> Result<Reply, AppError> {
     let mut problems = Problems::new();
@@ -101,8 +93,8 @@ pub async fn upload_photo(state: &AppState, body: Object) -> Result<Reply, AppEr
         (_, _) => None,
     };
     let file_name = file_name(&body, &mut problems);
-    let caption = optional_text(&body, "caption", 500, &mut problems);
-    let alt_text = optional_text(&body, "altText", 500, &mut problems);
+    let caption = members::text(&body, "caption", "", 500, &mut problems);
+    let alt_text = members::text(&body, "altText", "", 500, &mut problems);
     let is_main = match body.get("isMain") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
@@ -135,16 +127,9 @@ pub async fn upload_photo(state: &AppState, body: Object) -> Result<Reply, AppEr
         }
         info
     });
-    problems.finish()?;
-    let (Some(villa_id), Some(category), Some(file_name), Some(content), Some(info)) =
-        (villa_id, category, file_name, content, info)
-    else {
-        return Err(AppError::invalid(
-            "body",
-            "invalid_value",
-            "incomplete upload",
-        ));
-    };
+    let (villa_id, category, file_name, content, info) = problems.finish_with((|| {
+        Some((villa_id?, category?, file_name?, content?, info?))
+    })())?;
     let photo = NewPhoto {
         villa_id,
         category,

@@ -143,14 +143,20 @@ pub async fn save(
     Ok((saved, progress))
 }
 
-/// The answer of a one-step save.
-pub fn saved_reply(
+/// Saves one step (see [`save`]) and answers `{success, villaId, step, stepName, savedFields,
+/// progress, message, timestamp}` with the new progress `ETag`.
+pub async fn save_one(
+    state: &AppState,
     villa_id: Uuid,
-    saved: &Saved,
-    progress: &Progress,
+    if_match: Option<i32>,
+    step: (Step, StepData),
+    complete: Option<bool>,
+    by: &str,
     message: &str,
-) -> super::Reply {
-    super::Reply::new(json!({
+) -> Result<super::Reply, AppError> {
+    let (saved, progress) = save(state, villa_id, if_match, vec![step], complete, by).await?;
+    let saved = &saved[0];
+    Ok(super::Reply::new(json!({
         "villaId": villa_id,
         "step": saved.step.number(),
         "stepName": saved.step.summary_name(),
@@ -158,7 +164,7 @@ pub fn saved_reply(
         "progress": progress,
         "message": message,
     }))
-    .etag(progress.etag())
+    .etag(progress.etag()))
 }
 
 /// Reads a step number from a body or path value (1 to 10).
@@ -183,14 +189,22 @@ pub fn step_number(raw: Option<&Value>, field: &str, problems: &mut Problems) ->
     step
 }
 
-/// The `data` member of a body: an object, or absent (no data).
-pub fn data_member<'a>(body: &'a Object, problems: &mut Problems) -> Option<&'a Object> {
-    match body.get("data") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => Some(m),
+/// The step's data from the body's `data` member (an object; absent means no data), checked as
+/// `step`'s, with its fields reported as `data.<field>`.
+pub fn parse_data_member(
+    state: &AppState,
+    step: Option<Step>,
+    body: &Object,
+    problems: &mut Problems,
+) -> Option<(Step, StepData)> {
+    let empty = Object::new();
+    let data = match body.get("data") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(m)) => m,
         Some(_) => {
             problems.push("data", "invalid_type", "data must be an object");
-            None
+            &empty
         }
-    }
+    };
+    step.map(|s| (s, parse(state, s, data, "data.", problems)))
 }

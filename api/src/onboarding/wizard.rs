@@ -14,6 +14,7 @@ use axum::{
 use domain::{
     Problems,
     onboarding::{self, Step, progress, records},
+    record::members,
 };
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -96,21 +97,16 @@ async fn save_step(
     let mut problems = Problems::new();
     let data = steps::parse(state, step, body, "", &mut problems);
     problems.finish()?;
-    let (saved, p) = steps::save(
+    steps::save_one(
         state,
         villa_id,
         expected,
-        vec![(step, data)],
+        (step, data),
         Some(true),
         &user.subject,
-    )
-    .await?;
-    Ok(steps::saved_reply(
-        villa_id,
-        &saved[0],
-        &p,
         &format!("step {} ({}) saved", step.number(), step.title()),
-    ))
+    )
+    .await
 }
 
 /// One `save-step-N` route: its handler and OpenAPI description.
@@ -275,9 +271,6 @@ pub async fn save_generic_step(
         "stepNumber",
         &mut problems,
     );
-    let data = steps::data_member(&body, &mut problems)
-        .cloned()
-        .unwrap_or_default();
     let completed = match body.get("completed") {
         None | Some(Value::Null) => None,
         Some(Value::Bool(b)) => Some(*b),
@@ -290,21 +283,18 @@ pub async fn save_generic_step(
             None
         }
     };
-    let parsed = step.map(|s| (s, steps::parse(&state, s, &data, "data.", &mut problems)));
-    problems.finish()?;
-    let Some((step, data)) = parsed else {
-        return Err(AppError::invalid("stepNumber", "out_of_range", "1 to 10"));
-    };
-    let (saved, p) = steps::save(
+    let parsed = steps::parse_data_member(&state, step, &body, &mut problems);
+    let (step, data) = problems.finish_with(parsed)?;
+    steps::save_one(
         &state,
         villa_id,
         expected,
-        vec![(step, data)],
+        (step, data),
         completed,
         &user.subject,
+        "step saved",
     )
-    .await?;
-    Ok(steps::saved_reply(villa_id, &saved[0], &p, "step saved"))
+    .await
 }
 
 /// Autosave of partial step data: `{step: 1-10, data: {...}}`. Saves what is valid of steps 1
@@ -348,24 +338,18 @@ async fn try_autosave(
     let expected = if_match(headers, "progress", villa_id)?;
     let mut problems = Problems::new();
     let step = steps::step_number(body.get("step"), "step", &mut problems);
-    let data = steps::data_member(&body, &mut problems)
-        .cloned()
-        .unwrap_or_default();
-    let parsed = step.map(|s| (s, steps::parse(state, s, &data, "data.", &mut problems)));
-    problems.finish()?;
-    let Some((step, data)) = parsed else {
-        return Err(AppError::invalid("step", "out_of_range", "1 to 10"));
-    };
-    let (saved, p) = steps::save(
+    let parsed = steps::parse_data_member(state, step, &body, &mut problems);
+    let (step, data) = problems.finish_with(parsed)?;
+    steps::save_one(
         state,
         villa_id,
         expected,
-        vec![(step, data)],
+        (step, data),
         None,
         &user.subject,
+        "autosaved",
     )
-    .await?;
-    Ok(steps::saved_reply(villa_id, &saved[0], &p, "autosaved"))
+    .await
 }
 
 /// The progress and, per step, its name, whether it is completed and whether it has data.
@@ -426,22 +410,8 @@ pub async fn complete_onboarding(
             Some(_) => problems.push(flag, "invalid_type", format!("{flag} must be true")),
         }
     }
-    let mut notes = |key: &str| match body.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) if s.chars().count() <= 5000 => {
-            Some(s.trim().to_owned()).filter(|s| !s.is_empty())
-        }
-        Some(Value::String(_)) => {
-            problems.push(key, "too_long", "at most 5000 characters");
-            None
-        }
-        Some(_) => {
-            problems.push(key, "invalid_type", format!("{key} must be a string"));
-            None
-        }
-    };
-    let review_notes = notes("reviewNotes");
-    let submission_notes = notes("submissionNotes");
+    let review_notes = members::text(body, "reviewNotes", "", 5000, &mut problems);
+    let submission_notes = members::text(body, "submissionNotes", "", 5000, &mut problems);
     problems.finish()?;
 
     let mut tx = state.pool.begin().await?;

@@ -448,14 +448,14 @@ pub fn parse_ota_credentials(
     problems: &mut Problems,
 ) -> Option<Vec<OtaCredentialInput>> {
     let name = format!("{prefix}credentials");
-    let items = crate::record::list::items(raw, &name, 50, problems)?;
+    let items = crate::record::members::items(raw, &name, 50, problems)?;
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let item_prefix = format!("{name}[{i}].");
-        let Some(obj) = crate::record::list::object(item, &name, i, problems) else {
+        let Some(obj) = crate::record::members::object(item, &name, i, problems) else {
             continue;
         };
-        let id = crate::record::list::id(obj, &item_prefix, problems);
+        let id = crate::record::members::id(obj, &item_prefix, problems);
         let patch = parse_patch(OTA_FIELDS, obj, &item_prefix, true, cipher, problems);
         out.push(OtaCredentialInput { id, patch });
     }

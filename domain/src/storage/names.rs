@@ -62,6 +62,16 @@ impl SafeName {
         SafeName(format!("{stem}-{suffix}{ext}"))
     }
 
+    /// The names an upload with record id `id` may take in its folder: this one, else this one
+    /// with the id's first 8 hex digits, so that a second file of one name never replaces the
+    /// first.
+    pub fn candidates(&self, id: uuid::Uuid) -> [SafeName; 2] {
+        [
+            self.clone(),
+            self.with_suffix(&id.simple().to_string()[..8]),
+        ]
+    }
+
     /// A name for when no better one can be made.
     pub(crate) fn fallback() -> SafeName {
         SafeName("villa".to_owned())
