@@ -148,6 +148,42 @@ pub async fn fail(
     Ok(done.rows_affected() == 1)
 }
 
+/// A running job that must wait for another: queued again after `after`, its attempt given
+/// back (waiting is not failing).
+pub async fn postpone(
+    pool: &PgPool,
+    id: Uuid,
+    worker: &str,
+    reason: &str,
+    after: Duration,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE jobs
+         SET status = 'QUEUED', attempts = greatest(attempts - 1, 0),
+             run_at = now() + $4 * interval '1 millisecond', error = $3,
+             pushed_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
+         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING'",
+    )
+    .bind(id)
+    .bind(worker)
+    .bind(reason)
+    .bind(millis(after))
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The status of the job enqueued under `dedupe_key`, if there is one.
+pub async fn status_by_dedupe_key(
+    pool: &PgPool,
+    dedupe_key: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT status FROM jobs WHERE dedupe_key = $1")
+        .bind(dedupe_key)
+        .fetch_optional(pool)
+        .await
+}
+
 /// Reports progress (0-100) of a running job, for the status a frontend polls.
 pub async fn set_progress(
     pool: &PgPool,

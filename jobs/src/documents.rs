@@ -44,6 +44,24 @@ impl Job for CreateVillaTree {
     }
 }
 
+/// How often an upload waiting for its villa's tree looks again.
+const TREE_WAIT: Duration = Duration::from_millis(250);
+
+/// An upload found its villa's tree not created yet. While the tree job is on its way the
+/// upload waits (without using up attempts, so a slow tree never fails an upload); when the
+/// tree job failed (or its row is gone), it is an ordinary retry, so that the waiting ends.
+async fn tree_not_ready(ctx: &JobContext, villa_id: Uuid) -> JobError {
+    let message = format!("the folder tree of villa {villa_id} is not created yet");
+    let key = CreateVillaTree { villa_id }
+        .dedupe_key()
+        .unwrap_or_default();
+    match domain::job_store::status_by_dedupe_key(&ctx.pool, &key).await {
+        // SUCCEEDED too: the tree was made since this job looked; look again at once.
+        Ok(Some(status)) if status != "FAILED" => JobError::not_yet(message, TREE_WAIT),
+        _ => JobError::retry(message),
+    }
+}
+
 /// Puts an uploaded document's bytes in the document store at its `storagePath`, records the
 /// store's id and address, and drops the database's copy. Waits (retrying) until the villa's
 /// tree exists, so that only [`CreateVillaTree`] creates it.
@@ -68,10 +86,7 @@ impl Job for StoreDocument {
             return Ok(json!({"skipped": "already stored"}));
         };
         if !doc.tree_ready {
-            return Err(JobError::retry(format!(
-                "the folder tree of villa {} is not created yet",
-                doc.villa_id
-            )));
+            return Err(tree_not_ready(&ctx, doc.villa_id).await);
         }
         let path =
             domain::storage::StoragePath::from_stored(&doc.storage_path).ok_or_else(|| {
@@ -106,10 +121,7 @@ impl Job for StorePhoto {
             return Ok(json!({"skipped": "photo deleted before it was stored"}));
         };
         if !photo.tree_ready {
-            return Err(JobError::retry(format!(
-                "the folder tree of villa {} is not created yet",
-                photo.villa_id
-            )));
+            return Err(tree_not_ready(&ctx, photo.villa_id).await);
         }
         let Some(content) = photo.pending_content.as_deref() else {
             return Ok(json!({"skipped": "already stored"}));

@@ -55,6 +55,9 @@ impl JobContext {
 pub struct JobError {
     pub message: String,
     pub retryable: bool,
+    /// Not a failure: the job waits for work it depends on (a villa's folder tree) and runs again
+    /// after this delay, without using up an attempt.
+    pub wait: Option<std::time::Duration>,
 }
 
 impl JobError {
@@ -62,6 +65,18 @@ impl JobError {
         Self {
             message: message.into(),
             retryable: true,
+            wait: None,
+        }
+    }
+
+    /// The job cannot run yet because other work it needs is still queued or running; it runs
+    /// again after `after`. Only for a prerequisite that is itself on its way: one that failed
+    /// is a [`retry`](Self::retry), so that waiting ends.
+    pub fn not_yet(message: impl Into<String>, after: std::time::Duration) -> Self {
+        Self {
+            message: message.into(),
+            retryable: true,
+            wait: Some(after),
         }
     }
 
@@ -69,6 +84,7 @@ impl JobError {
         Self {
             message: message.into(),
             retryable: false,
+            wait: None,
         }
     }
 }

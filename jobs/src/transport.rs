@@ -57,12 +57,21 @@ impl JobQueues {
     ///   that actually decides who runs a job (`job_store::claim`), at one more script per batch.
     /// - `emit_events(false)`: nothing subscribes to apalis's pub/sub notifications.
     /// - `batch_size(32)`: one fetch script brings up to a worker's concurrency of deliveries.
+    /// - `heartbeat_interval(1 s)`: after a fetch comes back empty, apalis-core parks the worker's
+    ///   stream until something wakes it; a task finishing just before the waker is registered
+    ///   wakes nobody, and the next heartbeat is then the only wake-up. At the default 30 s, a
+    ///   delivery pushed to an idle worker could wait that long (seen in the upload tests); at 1 s
+    ///   it waits at most a second, for one small script per second per queue.
+    /// - `missed_heartbeats(300)`: keeps apalis's orphan timeout at 300 s, as before (the Postgres
+    ///   lease decides about dead workers anyway).
     pub fn config(&self, queue: Queue) -> Config {
         Config::default()
             .queue(self.queue_key(queue))
             .lock_tasks(false)
             .emit_events(false)
             .batch_size(32)
+            .heartbeat_interval(std::time::Duration::from_secs(1))
+            .missed_heartbeats(300)
     }
 
     pub fn queue_key(&self, queue: Queue) -> String {

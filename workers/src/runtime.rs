@@ -188,6 +188,17 @@ pub async fn process(rt: &Runtime, job_id: Uuid) -> Option<Result<(), String>> {
             tracing::info!(%job_id, kind = %claimed.kind, attempt = claimed.attempts, elapsed_ms, "job succeeded");
             job_store::succeed(&rt.pool, job_id, &rt.name, result).await
         }
+        Err(error) if error.wait.is_some() => {
+            tracing::debug!(%job_id, kind = %claimed.kind, reason = %error.message, "job waits");
+            job_store::postpone(
+                &rt.pool,
+                job_id,
+                &rt.name,
+                &error.message,
+                error.wait.unwrap_or_default(),
+            )
+            .await
+        }
         Err(error) => {
             let retry_in = (error.retryable && claimed.attempts < claimed.max_attempts)
                 .then(|| jobs::backoff(rt.registry.backoff_base(&claimed.kind), claimed.attempts));

@@ -458,6 +458,19 @@ async fn twelve_simultaneous_first_uploads_through_the_api_make_one_tree(pool: P
     .unwrap();
     assert_eq!(trees.len(), 1, "{trees:?}");
     assert_eq!(trees[0].0, "SUCCEEDED");
+    // Waiting for the tree is not failing: every upload succeeded on the attempt that ran it.
+    let stores = eventually(Duration::from_secs(10), || async {
+        let rows: Vec<(String, i32)> = sqlx::query_as(
+            "SELECT status, attempts FROM jobs WHERE kind = 'documents.store_document'",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        (rows.len() == 12 && rows.iter().all(|(s, _)| s == "SUCCEEDED")).then_some(rows)
+    })
+    .await
+    .expect("every store job succeeds");
+    assert!(stores.iter().all(|(_, a)| *a == 1), "{stores:?}");
     let villas = app.core.storage_local_dir.join("Villas");
     let folders: Vec<_> = std::fs::read_dir(&villas)
         .unwrap()
