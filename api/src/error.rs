@@ -321,7 +321,13 @@ pub fn body_for(surface: Surface, info: &ErrorInfo) -> Value {
     let mut body = match surface {
         Surface::Management | Surface::Platform => json!({
             "error": {
-                "code": info.code,
+                // The management spec has one code for every invalid input (malformed JSON or
+                // multipart, bad parameters, failed checks): VALIDATION_ERROR.
+                "code": if surface == Surface::Management && info.status == StatusCode::BAD_REQUEST {
+                    "VALIDATION_ERROR"
+                } else {
+                    info.code
+                },
                 "message": info.message,
                 "details": info.fields.iter().map(|f| json!({"field": f.field, "message": f.message})).collect::<Vec<_>>(),
             }

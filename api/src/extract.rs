@@ -153,3 +153,62 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
             })
     }
 }
+
+/// A `multipart/form-data` body, read part by part as it arrives (no copy of the whole body is
+/// made first). Another content type: 415; a malformed body: 400; larger than the body limit:
+/// 413.
+pub struct ApiMultipart(pub axum::extract::Multipart);
+
+impl<S: Send + Sync> FromRequest<S> for ApiMultipart {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let is_form = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<mime::Mime>().ok())
+            .is_some_and(|m| m.type_() == mime::MULTIPART && m.subtype() == mime::FORM_DATA);
+        if !is_form {
+            return Err(AppError::UnsupportedMediaType(
+                "the body must be multipart/form-data".into(),
+            ));
+        }
+        axum::extract::Multipart::from_request(req, state)
+            .await
+            .map(ApiMultipart)
+            .map_err(|e| AppError::BadRequest {
+                code: "MALFORMED_MULTIPART",
+                message: e.body_text(),
+            })
+    }
+}
+
+/// A failure while reading a multipart body: too large (413) or malformed (400).
+pub fn multipart_error(e: axum::extract::multipart::MultipartError) -> AppError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        AppError::PayloadTooLarge
+    } else {
+        AppError::BadRequest {
+            code: "MALFORMED_MULTIPART",
+            message: format!("the multipart body could not be read: {}", e.body_text()),
+        }
+    }
+}
+
+/// One part's bytes, read chunk by chunk into a single buffer; `Ok(None)` as soon as the part
+/// passes `max` bytes (the rest of it is not kept).
+pub async fn read_part(
+    field: &mut axum::extract::multipart::Field<'_>,
+    max: usize,
+) -> Result<Option<Vec<u8>>, AppError> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
+        if bytes.len() + chunk.len() > max {
+            // The rest of the part is skipped when the next part is read.
+            return Ok(None);
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Some(bytes))
+}

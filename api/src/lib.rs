@@ -12,6 +12,7 @@ pub mod openapi;
 pub mod platform;
 pub mod state;
 pub mod surface;
+pub mod uploads;
 
 use anyhow::Context as _;
 use axum::{Router, extract::DefaultBodyLimit, middleware};

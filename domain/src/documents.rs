@@ -160,9 +160,10 @@ pub async fn pending(pool: &PgPool, id: Uuid) -> Result<Option<PendingDocument>>
     .await?)
 }
 
-/// The store holds the bytes now: record where, and drop the database's copy.
-pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> Result<()> {
-    sqlx::query(
+/// The store holds the bytes now: record where, and drop the database's copy. `false` when the
+/// document was deleted meanwhile (the caller removes what it stored).
+pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> Result<bool> {
+    let done = sqlx::query(
         "UPDATE documents SET storage_file_id = $2, storage_url = $3, pending_content = NULL, updated_at = now()
          WHERE id = $1",
     )
@@ -171,7 +172,7 @@ pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> R
     .bind(url)
     .execute(pool)
     .await?;
-    Ok(())
+    Ok(done.rows_affected() == 1)
 }
 
 /// The folder-tree job's view of a villa: its folder, if one was fixed.
@@ -198,4 +199,39 @@ pub async fn set_storage_base_path(
         .execute(pool)
         .await?;
     Ok(())
+}
+
+/// A page of the villa's documents, newest first, and their total; `NotFound` when there is no
+/// such villa.
+pub async fn page_of_villa(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    page: crate::pagination::PageRequest,
+) -> Result<(Vec<serde_json::Value>, i64)> {
+    crate::villas::ensure_exists(conn, villa_id).await?;
+    let rows = sqlx::query_scalar(concat!(
+        "SELECT ",
+        document_json!(),
+        " FROM documents d WHERE villa_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
+    ))
+    .bind(villa_id)
+    .bind(i64::from(page.limit))
+    .bind(page.offset())
+    .fetch_all(&mut *conn)
+    .await?;
+    let total = sqlx::query_scalar("SELECT count(*) FROM documents WHERE villa_id = $1")
+        .bind(villa_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((rows, total))
+}
+
+/// Deletes the document's record; returns its storage path when the document store may hold
+/// the file (for the caller to enqueue its removal).
+pub async fn delete(conn: &mut PgConnection, id: Uuid) -> Result<String> {
+    sqlx::query_scalar("DELETE FROM documents WHERE id = $1 RETURNING storage_path")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("document"))
 }

@@ -11,6 +11,7 @@ pub mod facilities;
 pub mod job_store;
 pub mod media;
 pub mod onboarding;
+pub mod owners;
 pub mod pagination;
 pub mod photos;
 pub mod process;

@@ -20,7 +20,7 @@ macro_rules! photo_json {
             'storageUrl', p.storage_url, 'storageFileId', p.storage_file_id, 'storagePath', p.storage_path,
             'storageLocation', CASE WHEN p.storage_file_id IS NULL THEN 'database' ELSE 'document_store' END,
             'width', p.width, 'height', p.height, 'caption', p.caption, 'altText', p.alt_text,
-            'isMain', p.is_main, 'createdAt', p.created_at, 'updatedAt', p.updated_at)"
+            'isMain', p.is_main, 'isCover', p.is_cover, 'createdAt', p.created_at, 'updatedAt', p.updated_at)"
     };
 }
 
@@ -39,6 +39,8 @@ pub struct NewPhoto {
     pub caption: Option<String>,
     pub alt_text: Option<String>,
     pub is_main: bool,
+    /// Makes it the villa's only cover photo.
+    pub is_cover: bool,
     pub content: Vec<u8>,
 }
 
@@ -48,6 +50,9 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
     let villa = ensure_villa_folder(conn, photo.villa_id).await?;
     let folder = photo_folder(&villa, photo.category, photo.subfolder.as_ref());
     let id = Uuid::now_v7();
+    if photo.is_cover {
+        unset_cover(conn, photo.villa_id).await?;
+    }
     if photo.is_main {
         sqlx::query(
             "UPDATE photos SET is_main = false, updated_at = now() WHERE villa_id = $1 AND is_main",
@@ -60,8 +65,8 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
         let path = folder.child(&name);
         let inserted = sqlx::query(
             "INSERT INTO photos (id, villa_id, category, subfolder, file_name, mime_type, file_size, width, height,
-                                 caption, alt_text, is_main, storage_path, pending_content)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                                 caption, alt_text, is_main, storage_path, pending_content, is_cover)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
              ON CONFLICT (storage_path) DO NOTHING",
         )
         .bind(id)
@@ -78,6 +83,7 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
         .bind(photo.is_main)
         .bind(path.as_str())
         .bind(&photo.content)
+        .bind(photo.is_cover)
         .execute(&mut *conn)
         .await?;
         if inserted.rows_affected() == 1 {
@@ -87,6 +93,66 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
     Err(Error::Conflict(
         "a photo with this name is being stored in this folder; retry".into(),
     ))
+}
+
+/// Locks the villa (so that cover changes of one villa are applied one after the other; uploads
+/// and edits, which take weaker locks, are not held up) and unsets its cover photo.
+async fn unset_cover(conn: &mut PgConnection, villa_id: Uuid) -> Result<()> {
+    let found: Option<bool> =
+        sqlx::query_scalar("SELECT true FROM villas WHERE id = $1 FOR NO KEY UPDATE")
+            .bind(villa_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if found.is_none() {
+        return Err(Error::NotFound("villa"));
+    }
+    sqlx::query(
+        "UPDATE photos SET is_cover = false, updated_at = now() WHERE villa_id = $1 AND is_cover",
+    )
+    .bind(villa_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Makes the photo its villa's only cover photo (inside the caller's transaction); returns it.
+pub async fn set_cover(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
+    let villa_id: Uuid = sqlx::query_scalar("SELECT villa_id FROM photos WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("photo"))?;
+    unset_cover(conn, villa_id).await?;
+    sqlx::query("UPDATE photos SET is_cover = true, updated_at = now() WHERE id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    view(conn, id).await?.ok_or(Error::NotFound("photo"))
+}
+
+/// A page of the villa's photos (cover first, then by category and order) and their total.
+pub async fn page_of_villa(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    page: crate::pagination::PageRequest,
+) -> Result<(Vec<Value>, i64)> {
+    crate::villas::ensure_exists(conn, villa_id).await?;
+    let rows = sqlx::query_scalar(concat!(
+        "SELECT ",
+        photo_json!(),
+        " FROM photos p WHERE villa_id = $1
+          ORDER BY is_cover DESC, category, sort_order, created_at, id LIMIT $2 OFFSET $3"
+    ))
+    .bind(villa_id)
+    .bind(i64::from(page.limit))
+    .bind(page.offset())
+    .fetch_all(&mut *conn)
+    .await?;
+    let total = sqlx::query_scalar("SELECT count(*) FROM photos WHERE villa_id = $1")
+        .bind(villa_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((rows, total))
 }
 
 pub async fn view(conn: &mut PgConnection, id: Uuid) -> Result<Option<Value>> {

@@ -42,9 +42,9 @@ pub enum Kind {
     Currency,
     /// http(s) address.
     Url,
-    /// Encrypted at rest into `<column>_encrypted`, with `<column>_last4` for the masked form;
-    /// never returned in clear.
-    Secret,
+    /// Text of at most this many characters, encrypted at rest into `<column>_encrypted`, with
+    /// `<column>_last4` for the masked form; never returned in clear.
+    Secret(usize),
     /// Like [`Kind::Secret`], and the value must be an IBAN with a valid checksum.
     Iban,
 }
@@ -260,10 +260,10 @@ fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static str, String
             }
             Checked::Json(Value::String(s))
         }
-        Kind::Secret => {
+        Kind::Secret(max) => {
             let s = text()?;
-            if s.chars().count() > 64 {
-                return Err(("too_long", "at most 64 characters".to_owned()));
+            if s.chars().count() > max {
+                return Err(("too_long", format!("at most {max} characters")));
             }
             Checked::Secret(s)
         }
@@ -286,7 +286,7 @@ fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static str, String
 }
 
 fn is_secret(kind: Kind) -> bool {
-    matches!(kind, Kind::Secret | Kind::Iban)
+    matches!(kind, Kind::Secret(_) | Kind::Iban)
 }
 
 fn clear(spec: &FieldSpec, columns: &mut Map<String, Value>) {

@@ -1,10 +1,14 @@
 //! Staff and their assignment to villas. The wizard's step 7 sets a villa's team in one go.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use crate::record::{is_email, is_international_phone, members};
+use crate::crypto::FieldCipher;
+use crate::pagination::PageRequest;
+use crate::record::{
+    FieldSpec, Kind, Patch, field, is_email, is_international_phone, members, parse_patch, required,
+};
 use crate::{Error, Problems, Result};
 
 pub const STAFF_ROLES: &[&str] = &[
@@ -197,4 +201,225 @@ pub async fn team_of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<Ve
     .bind(villa_id)
     .fetch_all(&mut *conn)
     .await?)
+}
+
+/// A staff member as `POST /management/staff` creates it. `defaultRole` is the role they are
+/// usually assigned with (`role` is accepted as its alias).
+pub const STAFF_FIELDS: &[FieldSpec] = &[
+    required("firstName", "first_name", Kind::Text(100)),
+    required("lastName", "last_name", Kind::Text(100)),
+    required("defaultRole", "default_role", Kind::OneOf(STAFF_ROLES)),
+    field("email", "email", Kind::Email),
+    field("phone", "phone", Kind::Phone),
+    field("nationality", "nationality", Kind::Text(100)),
+];
+
+/// Checks a new staff member; the phone is stored in E.164 form.
+pub fn parse_new(
+    input: &Map<String, Value>,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    let mut input = input.clone();
+    if !input.contains_key("defaultRole")
+        && let Some(role) = input.get("role").cloned()
+    {
+        input.insert("defaultRole".into(), role);
+    }
+    let mut patch = parse_patch(STAFF_FIELDS, &input, "", true, cipher, problems);
+    if let Some(Value::String(raw)) = patch.columns.get("phone") {
+        match crate::owners::e164(raw) {
+            Some(normal) => {
+                patch.columns.insert("phone".into(), Value::String(normal));
+            }
+            None => problems.push(
+                "phone",
+                "invalid_format",
+                "must be an international (E.164) number: + then the country code and number, 8 to 15 digits",
+            ),
+        }
+    }
+    patch
+}
+
+// A staff row (alias `s`) with its villa assignments, as JSON.
+macro_rules! staff_json {
+    () => {
+        "jsonb_build_object('id', s.id, 'firstName', s.first_name, 'lastName', s.last_name,
+            'name', concat_ws(' ', s.first_name, s.last_name), 'email', s.email, 'phone', s.phone,
+            'defaultRole', s.default_role, 'nationality', s.nationality, 'isActive', s.is_active,
+            'assignments', coalesce((SELECT jsonb_agg(jsonb_build_object('villaId', vs.villa_id,
+                    'villaName', v.villa_name, 'role', vs.role, 'isPrimary', vs.is_primary)
+                    ORDER BY v.villa_name, vs.villa_id)
+                FROM villa_staff vs JOIN villas v ON v.id = vs.villa_id WHERE vs.staff_id = s.id), '[]'),
+            'createdAt', s.created_at, 'updatedAt', s.updated_at)"
+    };
+}
+
+pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO staff (id, first_name, last_name, email, phone, default_role, nationality)
+         SELECT $1, first_name, last_name, email, phone, default_role, nationality
+         FROM jsonb_populate_record(NULL::staff, $2)",
+    )
+    .bind(id)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
+    sqlx::query_scalar(concat!(
+        "SELECT ",
+        staff_json!(),
+        " FROM staff s WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("staff member"))
+}
+
+/// The staff list filter, already validated.
+#[derive(Debug, Clone, Default)]
+pub struct StaffFilter {
+    pub role: Option<&'static str>,
+    /// Case-insensitive substring of first and last name or email.
+    pub search: Option<String>,
+}
+
+pub fn parse_role(field: &str, raw: &str) -> Result<&'static str> {
+    crate::error::one_of(
+        field,
+        &raw.trim().to_uppercase(),
+        STAFF_ROLES,
+        |r: &'static str| r,
+    )
+}
+
+macro_rules! staff_filter {
+    () => {
+        " FROM staff s WHERE ($1::text IS NULL OR default_role = $1)
+          AND ($2::text IS NULL OR lower(first_name || ' ' || coalesce(last_name, '') || ' ' || coalesce(email, ''))
+               LIKE '%' || $2 || '%')"
+    };
+}
+
+/// A page of staff, newest first, and the total matching the filter.
+pub async fn list(
+    conn: &mut PgConnection,
+    filter: &StaffFilter,
+    page: PageRequest,
+) -> Result<(Vec<Value>, i64)> {
+    let search = filter.search.as_deref().map(crate::villas::like_pattern);
+    let rows = sqlx::query_scalar(concat!(
+        "SELECT ",
+        staff_json!(),
+        staff_filter!(),
+        " ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
+    ))
+    .bind(filter.role)
+    .bind(&search)
+    .bind(i64::from(page.limit))
+    .bind(page.offset())
+    .fetch_all(&mut *conn)
+    .await?;
+    let total = sqlx::query_scalar(concat!("SELECT count(*)", staff_filter!()))
+        .bind(filter.role)
+        .bind(&search)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((rows, total))
+}
+
+/// One assignment of a staff member to a villa.
+#[derive(Debug, Clone)]
+pub struct Assignment {
+    pub staff_id: Uuid,
+    pub role: &'static str,
+    pub is_primary: bool,
+}
+
+/// Assigns a staff member to a villa, or updates their assignment there. A new primary for a
+/// role unsets the villa's previous primary for that role in the same transaction; the villa row
+/// is locked first so that two assignments to one villa are applied one after the other. Returns
+/// the assignment and whether it is new.
+pub async fn assign(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    a: &Assignment,
+) -> Result<(Value, bool)> {
+    let villa: Option<bool> =
+        sqlx::query_scalar("SELECT true FROM villas WHERE id = $1 FOR NO KEY UPDATE")
+            .bind(villa_id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    if villa.is_none() {
+        return Err(Error::NotFound("villa"));
+    }
+    let staff: Option<bool> = sqlx::query_scalar("SELECT true FROM staff WHERE id = $1")
+        .bind(a.staff_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    if staff.is_none() {
+        return Err(Error::NotFound("staff member"));
+    }
+    if a.is_primary {
+        sqlx::query(
+            "UPDATE villa_staff SET is_primary = false, updated_at = now()
+             WHERE villa_id = $1 AND role = $2 AND is_primary AND staff_id <> $3",
+        )
+        .bind(villa_id)
+        .bind(a.role)
+        .bind(a.staff_id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    let (row, created): (Value, bool) = sqlx::query_as(
+        "INSERT INTO villa_staff (villa_id, staff_id, role, is_primary) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (villa_id, staff_id) DO UPDATE
+             SET role = EXCLUDED.role, is_primary = EXCLUDED.is_primary, updated_at = now()
+         RETURNING jsonb_build_object('villaId', villa_id, 'staffId', staff_id, 'role', role,
+             'isPrimary', is_primary, 'createdAt', created_at, 'updatedAt', updated_at),
+             (xmax = 0)",
+    )
+    .bind(villa_id)
+    .bind(a.staff_id)
+    .bind(a.role)
+    .bind(a.is_primary)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(|e| {
+        crate::on_unique_violation(
+            e,
+            "isPrimary",
+            "the villa already has a primary for this role",
+        )
+    })?;
+    Ok((row, created))
+}
+
+/// Ends a staff member's assignment to a villa (the staff record stays).
+pub async fn unassign(conn: &mut PgConnection, villa_id: Uuid, staff_id: Uuid) -> Result<()> {
+    let done = sqlx::query("DELETE FROM villa_staff WHERE villa_id = $1 AND staff_id = $2")
+        .bind(villa_id)
+        .bind(staff_id)
+        .execute(&mut *conn)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound("staff assignment"));
+    }
+    Ok(())
+}
+
+/// The staff member's default role (`NotFound` when there is no such staff member).
+pub async fn default_role(conn: &mut PgConnection, id: Uuid) -> Result<&'static str> {
+    let role: String = sqlx::query_scalar("SELECT default_role FROM staff WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("staff member"))?;
+    parse_role("role", &role)
 }

@@ -2,11 +2,15 @@
 //! rows (`villa_name` is management's `name`).
 
 use serde::Serialize;
-use sqlx::PgPool;
+use serde_json::{Map, Value};
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use crate::crypto::FieldCipher;
+use crate::onboarding::records::{PROPERTY_TYPES, VILLA_STYLES, insert_villa, update_villa};
 use crate::pagination::PageRequest;
-use crate::{Error, Result};
+use crate::record::{FieldSpec, Kind, Patch, field, parse_patch, required};
+use crate::{Error, Problems, Result};
 
 /// Status as the management surface shows it: ACTIVE for an active villa, otherwise the
 /// lifecycle state of the record.
@@ -45,8 +49,17 @@ impl VillaStatus {
         }
     }
 
+    /// Any letter case.
     pub fn parse(field: &str, raw: &str) -> Result<Self> {
-        crate::error::one_of(field, raw, &Self::ALL, Self::as_str)
+        crate::error::one_of(field, &raw.trim().to_uppercase(), &Self::ALL, Self::as_str)
+    }
+
+    /// The stored (lifecycle status, is_active) pair: ACTIVE is an approved, active villa.
+    fn stored(self) -> (&'static str, bool) {
+        match self {
+            Self::Active => ("APPROVED", true),
+            other => (other.as_str(), false),
+        }
     }
 }
 
@@ -123,7 +136,7 @@ pub async fn list(
 }
 
 /// Lower-cases the term and escapes LIKE's wildcards so `search=50%` means the text "50%".
-fn like_pattern(term: &str) -> String {
+pub(crate) fn like_pattern(term: &str) -> String {
     term.to_lowercase()
         .replace('\\', "\\\\")
         .replace('%', "\\%")
@@ -154,7 +167,7 @@ pub struct VillaDetail {
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
-pub async fn get(pool: &PgPool, id: Uuid) -> Result<VillaDetail> {
+pub async fn get<'e>(db: impl sqlx::PgExecutor<'e>, id: Uuid) -> Result<VillaDetail> {
     sqlx::query_as(
         "SELECT id, villa_name AS name, villa_code,
                 CASE WHEN is_active THEN 'ACTIVE' ELSE status END AS status,
@@ -164,7 +177,241 @@ pub async fn get(pool: &PgPool, id: Uuid) -> Result<VillaDetail> {
          FROM villas WHERE id = $1",
     )
     .bind(id)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?
     .ok_or(Error::NotFound("villa"))
+}
+
+/// A villa's fields as management creates and edits them: the onboarding record's columns under
+/// management's names (`name` is `villaName`). Required to create: name, propertyType, bedrooms,
+/// bathrooms, maxGuests; the address can come later (the onboarding wizard asks for it).
+pub const FIELDS: &[FieldSpec] = &[
+    required("name", "villa_name", Kind::Text(255)),
+    required("propertyType", "property_type", Kind::OneOf(PROPERTY_TYPES)),
+    field("villaStyle", "villa_style", Kind::OneOf(VILLA_STYLES)),
+    required("bedrooms", "bedrooms", Kind::Int { min: 1, max: 50 }),
+    required("bathrooms", "bathrooms", Kind::Int { min: 1, max: 50 }),
+    required("maxGuests", "max_guests", Kind::Int { min: 1, max: 100 }),
+    field("address", "address", Kind::Text(500)),
+    field("city", "city", Kind::Text(100)),
+    field("country", "country", Kind::Text(100)),
+    field("postalCode", "postal_code", Kind::Text(20)),
+    field("description", "description", Kind::Text(5000)),
+    field("latitude", "latitude", Kind::Decimal { min: -90, max: 90 }),
+    field(
+        "longitude",
+        "longitude",
+        Kind::Decimal {
+            min: -180,
+            max: 180,
+        },
+    ),
+    field(
+        "landAreaSqm",
+        "land_area_sqm",
+        Kind::Decimal {
+            min: 0,
+            max: 10_000_000,
+        },
+    ),
+    field(
+        "livingAreaSqm",
+        "living_area_sqm",
+        Kind::Decimal {
+            min: 0,
+            max: 10_000_000,
+        },
+    ),
+    field(
+        "yearBuilt",
+        "year_built",
+        Kind::Int {
+            min: 1800,
+            max: 2100,
+        },
+    ),
+    field("checkInTime", "check_in_time", Kind::Time),
+    field("checkOutTime", "check_out_time", Kind::Time),
+];
+
+/// Optional on create (a code is generated), never clearable.
+const CODE: &[FieldSpec] = &[required("villaCode", "villa_code", Kind::Text(50))];
+
+/// A checked create or update body.
+#[derive(Debug, Clone, Default)]
+pub struct VillaInput {
+    pub patch: Patch,
+    pub status: Option<VillaStatus>,
+    /// Absent: unchanged; `null`: no owner; an id: that owner.
+    pub owner_id: Option<Option<Uuid>>,
+}
+
+impl VillaInput {
+    /// Checks a body; `creating` requires the fields a new villa needs. Members that are not
+    /// fields of a villa are ignored; an update that names none is refused.
+    pub fn parse(
+        input: &Map<String, Value>,
+        creating: bool,
+        cipher: &FieldCipher,
+        problems: &mut Problems,
+    ) -> VillaInput {
+        let mut patch = parse_patch(FIELDS, input, "", creating, cipher, problems);
+        let code = parse_patch(CODE, input, "", false, cipher, problems);
+        patch.columns.extend(code.columns);
+        patch.saved_fields.extend(code.saved_fields);
+        let status = match input.get("status") {
+            None => None,
+            Some(Value::String(s)) => problems.check(VillaStatus::parse("status", s)),
+            Some(_) => {
+                problems.push(
+                    "status",
+                    "invalid_type",
+                    "status must be a string such as ACTIVE",
+                );
+                None
+            }
+        };
+        let owner_id = match input.get("ownerId") {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(Value::String(s)) => match s.trim().parse::<Uuid>() {
+                Ok(id) => Some(Some(id)),
+                Err(_) => {
+                    problems.push("ownerId", "invalid_format", "ownerId must be a UUID");
+                    None
+                }
+            },
+            Some(_) => {
+                problems.push("ownerId", "invalid_format", "ownerId must be a UUID");
+                None
+            }
+        };
+        let input = VillaInput {
+            patch,
+            status,
+            owner_id,
+        };
+        if !creating && problems.is_empty() && input.is_empty() {
+            problems.push(
+                "body",
+                "required",
+                "nothing to change: send at least one field of the villa",
+            );
+        }
+        input
+    }
+
+    fn is_empty(&self) -> bool {
+        self.patch.is_empty() && self.status.is_none() && self.owner_id.is_none()
+    }
+}
+
+/// The owner a villa is to be linked to must exist.
+async fn check_owner(conn: &mut PgConnection, owner_id: Option<Uuid>) -> Result<()> {
+    if let Some(id) = owner_id {
+        let found: Option<bool> = sqlx::query_scalar("SELECT true FROM owners WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+        if found.is_none() {
+            return Err(Error::NotFound("owner"));
+        }
+    }
+    Ok(())
+}
+
+/// Creates a villa; without a `villaCode` it gets the next free generated one (`VL-000042`).
+/// Status DRAFT unless the body says otherwise.
+pub async fn create(conn: &mut PgConnection, input: &VillaInput) -> Result<Uuid> {
+    let owner = input.owner_id.flatten();
+    check_owner(conn, owner).await?;
+    let (status, is_active) = input.status.unwrap_or(VillaStatus::Draft).stored();
+    let mut patch = input.patch.clone();
+    let chosen = patch.columns.contains_key("villa_code");
+    let mut id = None;
+    // A generated code can only collide with a code someone typed; the next number is tried.
+    for _ in 0..20 {
+        if !chosen {
+            let n: i64 = sqlx::query_scalar("SELECT nextval('villa_code_seq')")
+                .fetch_one(&mut *conn)
+                .await?;
+            patch
+                .columns
+                .insert("villa_code".into(), Value::String(format!("VL-{n:06}")));
+        }
+        id = insert_villa(conn, &patch, status, is_active).await?;
+        if id.is_some() || chosen {
+            break;
+        }
+    }
+    let id = id.ok_or_else(|| {
+        if chosen {
+            Error::invalid(
+                "villaCode",
+                "duplicate",
+                "a villa with this code already exists",
+            )
+        } else {
+            Error::Internal(anyhow::anyhow!("no free generated villa code"))
+        }
+    })?;
+    if owner.is_some() {
+        sqlx::query("UPDATE villas SET owner_id = $2 WHERE id = $1")
+            .bind(id)
+            .bind(owner)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(id)
+}
+
+/// Applies an update: only the fields sent change. A villa whose onboarding is under way cannot
+/// be made ACTIVE here (completing the onboarding does that).
+pub async fn update(conn: &mut PgConnection, id: Uuid, input: &VillaInput) -> Result<()> {
+    let onboarding: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT p.status FROM villas v LEFT JOIN onboarding_progress p ON p.villa_id = v.id
+         WHERE v.id = $1 FOR NO KEY UPDATE OF v",
+    )
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(onboarding) = onboarding else {
+        return Err(Error::NotFound("villa"));
+    };
+    if input.status == Some(VillaStatus::Active) && onboarding.as_deref() == Some("IN_PROGRESS") {
+        return Err(Error::invalid(
+            "status",
+            "invalid_transition",
+            "the villa's onboarding is in progress; it becomes ACTIVE when its onboarding is completed",
+        ));
+    }
+    if let Some(owner) = input.owner_id {
+        check_owner(conn, owner).await?;
+    }
+    update_villa(conn, id, &input.patch).await?;
+    if input.status.is_some() || input.owner_id.is_some() {
+        let (status, is_active) = input.status.map(VillaStatus::stored).unzip();
+        sqlx::query(
+            "UPDATE villas SET status = coalesce($2, status), is_active = coalesce($3, is_active),
+                 owner_id = CASE WHEN $4 THEN $5 ELSE owner_id END, version = version + 1, updated_at = now()
+             WHERE id = $1",
+        )
+        .bind(id)
+        .bind(status)
+        .bind(is_active)
+        .bind(input.owner_id.is_some())
+        .bind(input.owner_id.flatten())
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// `NotFound("villa")` unless the villa exists (for reads of a villa's sub-resources).
+pub async fn ensure_exists(conn: &mut PgConnection, id: Uuid) -> Result<()> {
+    let found: Option<bool> = sqlx::query_scalar("SELECT true FROM villas WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    found.map(|_| ()).ok_or(Error::NotFound("villa"))
 }

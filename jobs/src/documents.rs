@@ -96,8 +96,18 @@ impl Job for StoreDocument {
                 ))
             })?;
         let stored = ctx.services.store.put(&path, &content).await?;
-        domain::documents::mark_stored(&ctx.pool, self.document_id, &stored.file_id, &stored.url)
-            .await?;
+        let kept = domain::documents::mark_stored(
+            &ctx.pool,
+            self.document_id,
+            &stored.file_id,
+            &stored.url,
+        )
+        .await?;
+        if !kept {
+            // Deleted while it was being stored: what was just written must not stay behind.
+            ctx.services.store.delete(&path).await?;
+            return Ok(json!({"skipped": "document deleted while it was being stored"}));
+        }
         Ok(json!({"storagePath": path.as_str(), "bytes": content.len()}))
     }
 }
@@ -163,5 +173,26 @@ impl Job for DeleteVillaFolder {
             .ok_or_else(|| JobError::fatal(format!("{:?} is not a villa folder", self.folder)))?;
         ctx.services.store.delete_tree(&folder).await?;
         Ok(json!({"deleted": folder.as_str()}))
+    }
+}
+
+/// Removes a deleted document's file from the document store. The path is in the payload because
+/// the document's row is gone when this runs; only a file inside a villa's tree is removed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeleteStoredFile {
+    pub path: String,
+}
+
+impl Job for DeleteStoredFile {
+    const KIND: &'static str = "documents.delete_stored_file";
+    const QUEUE: Queue = Queue::Documents;
+
+    async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
+        let path = domain::storage::StoragePath::from_stored(&self.path)
+            .filter(|p| p.as_str().starts_with("Villas/") && p.as_str().matches('/').count() >= 2)
+            .ok_or_else(|| JobError::fatal(format!("{:?} is not a file of a villa", self.path)))?;
+        ctx.services.store.delete(&path).await?;
+        Ok(json!({"deleted": path.as_str()}))
     }
 }

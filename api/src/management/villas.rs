@@ -1,24 +1,24 @@
-//! `/management/villas`: list (paging, status filter, substring search) and read.
+//! `/management/villas`: list (paging, status filter, substring search), read, create, update,
+//! delete. Same rows as the onboarding wizard's villas (`name` is its `villaName`).
 
-use axum::{Json, extract::State};
+use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
     pagination::{PageRequest, Pagination},
-    villas::{self, VillaDetail, VillaFilter, VillaListItem, VillaStatus},
+    villas::{self, VillaDetail, VillaFilter, VillaInput, VillaListItem, VillaStatus},
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
+use super::search_term;
 use crate::{
     error::AppError,
-    extract::{ApiPath, ApiQuery},
+    extract::{ApiJson, ApiPath, ApiQuery},
+    onboarding::Object,
     state::AppState,
 };
-
-/// Longest search term accepted.
-const MAX_SEARCH_LEN: usize = 100;
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -52,22 +52,7 @@ pub async fn list(
         .status
         .as_deref()
         .and_then(|s| problems.check(VillaStatus::parse("status", s)));
-    let search = q
-        .search
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
-    if search
-        .as_ref()
-        .is_some_and(|s| s.chars().count() > MAX_SEARCH_LEN)
-    {
-        problems.push(
-            "search",
-            "too_long",
-            format!("at most {MAX_SEARCH_LEN} characters"),
-        );
-    }
+    let search = search_term(&mut problems, q.search.as_deref());
     problems.finish()?;
     let (data, total) = villas::list(&state.pool, &VillaFilter { status, search }, page).await?;
     Ok(Json(VillaList {
@@ -90,8 +75,100 @@ pub async fn get(
     Ok(Json(villas::get(&state.pool, id).await?))
 }
 
+/// The body of a villa create or update: management's names for the villa record.
+#[derive(ToSchema)]
+#[schema(as = ManagementVillaInput)]
+#[allow(dead_code)] // documents the body; the handler reads it as a partial record
+pub struct VillaBody {
+    /// Required to create.
+    name: String,
+    /// Required to create. VILLA, APARTMENT, HOUSE, CONDO or RESORT.
+    property_type: String,
+    /// MODERN, TRADITIONAL, BALINESE, MEDITERRANEAN, TROPICAL, COLONIAL, CONTEMPORARY,
+    /// MINIMALIST or RUSTIC.
+    villa_style: Option<String>,
+    /// Required to create; 1 to 50.
+    bedrooms: i32,
+    /// Required to create; 1 to 50.
+    bathrooms: i32,
+    /// Required to create; 1 to 100.
+    max_guests: i32,
+    /// Generated (`VL-000001`, ...) when not given; unique.
+    villa_code: Option<String>,
+    /// ACTIVE, DRAFT (the default), IN_REVIEW, APPROVED, REJECTED, INACTIVE or ARCHIVED. A villa
+    /// whose onboarding is in progress cannot be made ACTIVE.
+    status: Option<String>,
+    /// An owner from `/management/owners` (`null` unlinks).
+    owner_id: Option<Uuid>,
+    address: Option<String>,
+    city: Option<String>,
+    country: Option<String>,
+    postal_code: Option<String>,
+    description: Option<String>,
+    latitude: Option<f64>,
+    longitude: Option<f64>,
+    land_area_sqm: Option<f64>,
+    living_area_sqm: Option<f64>,
+    year_built: Option<i32>,
+    /// HH:MM
+    check_in_time: Option<String>,
+    /// HH:MM
+    check_out_time: Option<String>,
+}
+
+/// Creates a villa. Every invalid field is listed in `details`.
+#[utoipa::path(post, operation_id = "management_villas_create", path = "/management/villas", tag = "management",
+    request_body = VillaBody,
+    responses((status = 201, body = VillaDetail), (status = 400), (status = 401), (status = 403), (status = 404, description = "No such owner")))]
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<(StatusCode, Json<VillaDetail>), AppError> {
+    let mut problems = Problems::new();
+    let input = VillaInput::parse(&body, true, &state.cipher, &mut problems);
+    problems.finish()?;
+    let mut tx = state.pool.begin().await?;
+    let id = villas::create(&mut tx, &input).await?;
+    let villa = villas::get(&mut *tx, id).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(villa)))
+}
+
+/// Changes the fields sent, and only those (`null` clears an optional field).
+#[utoipa::path(patch, operation_id = "management_villas_update", path = "/management/villas/{id}", tag = "management",
+    params(("id" = Uuid, Path)), request_body = VillaBody,
+    responses((status = 200, body = VillaDetail), (status = 400), (status = 401), (status = 403), (status = 404)))]
+pub async fn update(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Json<VillaDetail>, AppError> {
+    let mut problems = Problems::new();
+    let input = VillaInput::parse(&body, false, &state.cipher, &mut problems);
+    problems.finish()?;
+    let mut tx = state.pool.begin().await?;
+    villas::update(&mut tx, id, &input).await?;
+    let villa = villas::get(&mut *tx, id).await?;
+    tx.commit().await?;
+    Ok(Json(villa))
+}
+
+/// Deletes the villa and everything that belongs to it (onboarding record, contract, bank
+/// details, OTA credentials, documents, photos, facilities, staff assignments), like the
+/// onboarding API's delete; its document-store folder is removed by the documents worker.
+#[utoipa::path(delete, operation_id = "management_villas_delete", path = "/management/villas/{id}", tag = "management",
+    params(("id" = Uuid, Path)),
+    responses((status = 204), (status = 400), (status = 401), (status = 403), (status = 404)))]
+pub async fn delete(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<StatusCode, AppError> {
+    crate::onboarding::villas::delete_with_folder(&state, id, None).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(list))
-        .routes(routes!(get))
+        .routes(routes!(list, create))
+        .routes(routes!(get, update, delete))
 }

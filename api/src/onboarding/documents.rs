@@ -11,10 +11,6 @@ use domain::{
     facilities::decode_base64,
     storage::{DocumentType, SafeName, StoragePath},
 };
-use jobs::{
-    Job,
-    documents::{CreateVillaTree, StoreDocument},
-};
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -184,14 +180,7 @@ pub async fn upload_document(state: &AppState, body: Object) -> Result<Reply, Ap
         mime_type,
         content,
     };
-    let mut tx = state.pool.begin().await?;
-    let (id, _) = documents::insert_pending(&mut tx, &doc).await?;
-    drop(doc);
-    let tree = CreateVillaTree { villa_id }.enqueue(&mut tx).await?;
-    let store = StoreDocument { document_id: id }.enqueue(&mut tx).await?;
-    let view = documents::view(&mut tx, id).await?;
-    tx.commit().await?;
-    state.queues.push_in_background(vec![tree, store]);
+    let view = crate::uploads::accept_document(state, doc).await?;
     Ok(Reply::data(view, "document accepted; it is being stored").created())
 }
 

@@ -12,11 +12,6 @@ use domain::{
     record::members,
     storage::{PhotoCategory, SafeName},
 };
-use jobs::{
-    Job,
-    documents::{CreateVillaTree, StorePhoto},
-    media::MakeThumbnail,
-};
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -141,17 +136,12 @@ pub async fn upload_photo(state: &AppState, body: Object) -> Result<Reply, AppEr
         caption,
         alt_text,
         is_main,
+        is_cover: false,
         content,
     };
-    let mut tx = state.pool.begin().await?;
-    let id = photos::insert_pending(&mut tx, &photo).await?;
-    drop(photo);
-    let tree = CreateVillaTree { villa_id }.enqueue(&mut tx).await?;
-    let store = StorePhoto { photo_id: id }.enqueue(&mut tx).await?;
-    let thumb = MakeThumbnail { photo_id: id }.enqueue(&mut tx).await?;
-    let view = photos::view(&mut tx, id).await?;
-    tx.commit().await?;
-    state.queues.push_in_background(vec![tree, store, thumb]);
+    let view = crate::uploads::accept_photos(state, villa_id, vec![photo])
+        .await?
+        .pop();
     Ok(Reply::data(view, "photo accepted; it is being stored and thumbnailed").created())
 }
 

@@ -101,6 +101,20 @@ pub async fn delete(
     ApiPath(id): ApiPath<Uuid>,
 ) -> Result<Reply, AppError> {
     let expected = if_match(&headers, "villa", id)?;
+    let job = delete_with_folder(&state, id, expected).await?;
+    Ok(Reply::new(json!({
+        "data": {"id": id, "folderRemovalJobId": job.map(|j| j.id)},
+        "message": "villa and all its records deleted",
+    })))
+}
+
+/// Deletes the villa and its records (with `expected`, only at that version) and enqueues the
+/// removal of its document-store folder; returns that job. Both surfaces' deletes.
+pub async fn delete_with_folder(
+    state: &AppState,
+    id: Uuid,
+    expected: Option<i32>,
+) -> Result<Option<jobs::Enqueued>, AppError> {
     let mut tx = state.pool.begin().await?;
     let folder = onboarding::delete_villa(&mut tx, id, expected).await?;
     let job = match folder {
@@ -118,10 +132,7 @@ pub async fn delete(
     if let Some(job) = job {
         state.queues.push_in_background(vec![job]);
     }
-    Ok(Reply::new(json!({
-        "data": {"id": id, "folderRemovalJobId": job.map(|j| j.id)},
-        "message": "villa and all its records deleted",
-    })))
+    Ok(job)
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

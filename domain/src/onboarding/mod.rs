@@ -122,12 +122,17 @@ pub async fn delete_villa(
             Error::NotFound("villa")
         });
     };
-    // The owner record is the villa's own (created by its step 2) unless another villa shares it.
+    // An owner created by this villa's step 2 goes with it, unless another villa was linked to
+    // it since; owners created on their own (`/management/owners`) stay.
     if let Some(owner) = owner {
-        sqlx::query("DELETE FROM owners o WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM villas WHERE owner_id = o.id)")
-            .bind(owner)
-            .execute(&mut *conn)
-            .await?;
+        sqlx::query(
+            "DELETE FROM owners o WHERE id = $1 AND created_for_villa = $2
+             AND NOT EXISTS (SELECT 1 FROM villas WHERE owner_id = o.id)",
+        )
+        .bind(owner)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
     }
     Ok(folder)
 }

@@ -344,6 +344,143 @@ pub async fn complete(conn: &mut PgConnection, villa_id: Uuid, c: &Completion) -
     Ok(())
 }
 
+/// The status of one step in the stored record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Skipped,
+}
+
+impl StepStatus {
+    pub const ALL: [StepStatus; 4] = [
+        Self::Pending,
+        Self::InProgress,
+        Self::Completed,
+        Self::Skipped,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::InProgress => "IN_PROGRESS",
+            Self::Completed => "COMPLETED",
+            Self::Skipped => "SKIPPED",
+        }
+    }
+
+    /// Any letter case.
+    pub fn parse(field: &str, raw: &str) -> Result<Self> {
+        crate::error::one_of(field, &raw.trim().to_uppercase(), &Self::ALL, Self::as_str)
+    }
+}
+
+impl Step {
+    /// A step by its stable name (`BASIC_INFO`, any letter case).
+    pub fn parse(field: &str, raw: &str) -> Result<Self> {
+        crate::error::one_of(field, &raw.trim().to_uppercase(), &Self::ALL, Self::as_str)
+    }
+}
+
+/// One step as the management surface shows it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepState {
+    pub step: String,
+    /// PENDING, IN_PROGRESS, COMPLETED or SKIPPED.
+    pub status: String,
+    pub updated_at: Option<DateTime<Utc>>,
+    pub updated_by: Option<String>,
+}
+
+/// The onboarding record seen through the ten step names (management's
+/// `/villas/:id/onboarding`); the same record as the wizard's progress.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Overview {
+    pub villa_id: Uuid,
+    /// NOT_STARTED, IN_PROGRESS or COMPLETED.
+    pub overall_status: String,
+    /// 10 per COMPLETED step, as the wizard counts.
+    pub completion_percentage: u8,
+    /// The first step not completed (1 to 10).
+    pub current_step: u8,
+    /// The ten steps in order; PENDING for each when the onboarding has not started.
+    pub steps: Vec<StepState>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+pub async fn overview(conn: &mut PgConnection, villa_id: Uuid) -> Result<Overview> {
+    let progress = get(conn, villa_id).await?;
+    let stored: Vec<StepState> = sqlx::query_as(
+        "SELECT step, status, updated_at, updated_by FROM onboarding_steps WHERE villa_id = $1",
+    )
+    .bind(villa_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let steps = Step::ALL
+        .iter()
+        .map(|s| {
+            stored
+                .iter()
+                .find(|st| st.step == s.as_str())
+                .cloned()
+                .unwrap_or(StepState {
+                    step: s.as_str().to_owned(),
+                    status: StepStatus::Pending.as_str().to_owned(),
+                    updated_at: None,
+                    updated_by: None,
+                })
+        })
+        .collect();
+    Ok(Overview {
+        villa_id,
+        overall_status: progress.status,
+        completion_percentage: progress.completion_percentage,
+        current_step: progress.current_step,
+        steps,
+        started_at: progress.started_at,
+        completed_at: progress.completed_at,
+    })
+}
+
+/// Sets one step's status (management's step update), starting the onboarding if needed. A
+/// completed onboarding is closed: its steps no longer change.
+pub async fn set_step_status(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    step: Step,
+    status: StepStatus,
+    by: &str,
+) -> Result<()> {
+    begin_write(conn, villa_id, None).await?;
+    let overall: String =
+        sqlx::query_scalar("SELECT status FROM onboarding_progress WHERE villa_id = $1")
+            .bind(villa_id)
+            .fetch_one(&mut *conn)
+            .await?;
+    if overall == "COMPLETED" {
+        return Err(Error::invalid(
+            "status",
+            "invalid_transition",
+            "the villa's onboarding is completed; its steps can no longer change",
+        ));
+    }
+    sqlx::query(
+        "UPDATE onboarding_steps SET status = $3, updated_at = now(), updated_by = $4
+         WHERE villa_id = $1 AND step = $2",
+    )
+    .bind(villa_id)
+    .bind(step.as_str())
+    .bind(status.as_str())
+    .bind(by)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

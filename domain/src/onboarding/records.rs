@@ -212,7 +212,7 @@ pub const BANK_FIELDS: &[FieldSpec] = &[
     field("bankCountry", "bank_country", Kind::Text(100)),
     field("swiftCode", "swift_code", Kind::Text(11)),
     field("currency", "currency", Kind::Currency),
-    field("accountNumber", "account_number", Kind::Secret),
+    field("accountNumber", "account_number", Kind::Secret(64)),
     field("iban", "iban", Kind::Iban),
     field("branchCode", "branch_code", Kind::Text(50)),
     field("notes", "notes", Kind::Text(5000)),
@@ -284,25 +284,40 @@ pub fn parse_bank(
 }
 
 fn villa_code_taken(e: sqlx::Error) -> Error {
-    on_unique_violation(e, "villaCode", "a villa with this code already exists")
+    on_unique_violation(e, "villaCode", VILLA_CODE_TAKEN)
 }
 
 /// Creates a villa (status DRAFT) from a checked creation patch.
 pub async fn create_villa(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
+    insert_villa(conn, patch, "DRAFT", false)
+        .await?
+        .ok_or_else(|| Error::invalid("villaCode", "duplicate", VILLA_CODE_TAKEN))
+}
+
+const VILLA_CODE_TAKEN: &str = "a villa with this code already exists";
+
+/// Inserts a villa from a checked patch that holds `villa_code`; `None` when that code is taken.
+pub async fn insert_villa(
+    conn: &mut PgConnection,
+    patch: &Patch,
+    status: &str,
+    is_active: bool,
+) -> Result<Option<Uuid>> {
     let id = Uuid::now_v7();
-    sqlx::query(concat!(
-        "INSERT INTO villas (id, ",
+    let inserted = sqlx::query(concat!(
+        "INSERT INTO villas (id, status, is_active, ",
         villa_columns!(),
-        ") SELECT $1, ",
+        ") SELECT $1, $3, $4, ",
         villa_columns!(),
-        " FROM jsonb_populate_record(NULL::villas, $2)"
+        " FROM jsonb_populate_record(NULL::villas, $2) ON CONFLICT (villa_code) DO NOTHING"
     ))
     .bind(id)
     .bind(patch.to_value())
+    .bind(status)
+    .bind(is_active)
     .execute(&mut *conn)
-    .await
-    .map_err(villa_code_taken)?;
-    Ok(id)
+    .await?;
+    Ok((inserted.rows_affected() == 1).then_some(id))
 }
 
 /// Applies a step-1 patch to the villa; bumps its version.
@@ -328,8 +343,9 @@ pub async fn update_villa(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch
     Ok(())
 }
 
-/// Upserts the villa's owner: updates the linked owner, or creates one (INDIVIDUAL unless the
-/// patch says otherwise) and links it. Returns the owner's id.
+/// Upserts the villa's owner: updates the linked owner (which may be an owner of several villas,
+/// created on `/management/owners`), or creates one for this villa (INDIVIDUAL unless the patch
+/// says otherwise) and links it. Returns the owner's id.
 pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<Uuid> {
     let linked: Option<Option<Uuid>> =
         sqlx::query_scalar("SELECT owner_id FROM villas WHERE id = $1 FOR UPDATE")
@@ -359,14 +375,15 @@ pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch
     }
     let owner_id = Uuid::now_v7();
     sqlx::query(concat!(
-        "INSERT INTO owners (id, ",
+        "INSERT INTO owners (id, created_for_villa, ",
         owner_columns!(),
-        ") SELECT $1, ",
+        ") SELECT $1, $3, ",
         owner_columns!(),
         " FROM jsonb_populate_record(NULL::owners, $2)"
     ))
     .bind(owner_id)
     .bind(Value::Object(columns))
+    .bind(villa_id)
     .execute(&mut *conn)
     .await?;
     sqlx::query(
@@ -434,7 +451,9 @@ pub const OTA_FIELDS: &[FieldSpec] = &[
     required("platform", "platform", Kind::OneOf(OTA_PLATFORMS)),
     field("propertyId", "property_id", Kind::Text(255)),
     field("username", "username", Kind::Text(255)),
-    field("password", "password", Kind::Secret),
+    // Callers may send the password already encrypted (the management API's contract), so the
+    // ciphertext's length is allowed.
+    field("password", "password", Kind::Secret(4096)),
     field("listingUrl", "listing_url", Kind::Url),
     field("isActive", "is_active", Kind::Bool),
 ];
@@ -633,15 +652,68 @@ pub async fn owner_of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<O
     Ok(row.map(|r| render_owner(&r, Some(villa_id))))
 }
 
-/// The villa's OTA credentials, without passwords (`hasPassword` says whether one is stored).
+// An OTA credential row as JSON, without its password (`hasPassword` says whether one is stored).
+macro_rules! ota_json {
+    () => {
+        "jsonb_build_object('id', id, 'villaId', villa_id, 'platform', platform, 'propertyId', property_id,
+            'username', username, 'listingUrl', listing_url, 'isActive', is_active,
+            'hasPassword', password_encrypted IS NOT NULL, 'createdAt', created_at, 'updatedAt', updated_at)"
+    };
+}
+
+/// The villa's OTA credentials, without passwords.
 pub async fn ota_credentials(conn: &mut PgConnection, villa_id: Uuid) -> Result<Vec<Value>> {
-    Ok(sqlx::query_scalar(
-        "SELECT jsonb_build_object('id', id, 'villaId', villa_id, 'platform', platform, 'propertyId', property_id,
-                'username', username, 'listingUrl', listing_url, 'isActive', is_active,
-                'hasPassword', password_encrypted IS NOT NULL, 'updatedAt', updated_at)
-         FROM ota_credentials WHERE villa_id = $1 ORDER BY platform, created_at",
-    )
+    Ok(sqlx::query_scalar(concat!(
+        "SELECT ",
+        ota_json!(),
+        " FROM ota_credentials WHERE villa_id = $1 ORDER BY platform, created_at, id"
+    ))
     .bind(villa_id)
     .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// Checks one credential as the management surface takes it: platform and propertyId required;
+/// the password (which the caller may send already encrypted) is encrypted again at rest.
+pub fn parse_ota_credential(
+    input: &Map<String, Value>,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    let patch = parse_patch(OTA_FIELDS, input, "", true, cipher, problems);
+    if matches!(input.get("propertyId"), None | Some(Value::Null))
+        || input
+            .get("propertyId")
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.trim().is_empty())
+    {
+        problems.push(
+            "propertyId",
+            "required",
+            "propertyId (the villa's identifier on that platform) is required",
+        );
+    }
+    patch
+}
+
+/// Adds one credential to the villa; returns it (without the password).
+pub async fn add_ota_credential(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    patch: &Patch,
+) -> Result<Value> {
+    crate::villas::ensure_exists(conn, villa_id).await?;
+    Ok(sqlx::query_scalar(concat!(
+        "INSERT INTO ota_credentials (id, villa_id, platform, property_id, username, password_encrypted, listing_url, is_active)
+         SELECT $1, $2, platform, property_id, username, password_encrypted, listing_url,
+                coalesce(($3::jsonb->>'is_active')::boolean, true)
+         FROM jsonb_populate_record(NULL::ota_credentials, $3)
+         RETURNING ",
+        ota_json!()
+    ))
+    .bind(Uuid::now_v7())
+    .bind(villa_id)
+    .bind(patch.to_value())
+    .fetch_one(&mut *conn)
     .await?)
 }

@@ -84,6 +84,14 @@ impl LocalStore {
         }
     }
 
+    pub async fn delete(&self, path: &StoragePath) -> Result<(), StorageError> {
+        let file = self.file_of(path);
+        match tokio::fs::remove_file(&file).await {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&file, e)),
+            _ => Ok(()),
+        }
+    }
+
     pub async fn delete_tree(&self, path: &StoragePath) -> Result<(), StorageError> {
         let dir = self.file_of(path);
         match tokio::fs::remove_dir_all(&dir).await {
@@ -135,6 +143,10 @@ mod tests {
         // No temporary files are left behind.
         let leftovers = std::fs::read_dir(file.parent().unwrap()).unwrap().count();
         assert_eq!(leftovers, 1);
+
+        store.delete(&path).await.unwrap();
+        assert!(!file.exists());
+        store.delete(&path).await.unwrap();
 
         store.delete_tree(&villa).await.unwrap();
         assert!(!store.folder_exists(&villa).await.unwrap());

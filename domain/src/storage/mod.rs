@@ -120,6 +120,13 @@ impl DocumentStore {
         }
     }
 
+    /// Removes one object; a missing object is not an error.
+    pub async fn delete(&self, path: &StoragePath) -> Result<(), StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.delete(path).await,
+        }
+    }
+
     /// Removes a folder and everything in it; a missing folder is not an error.
     pub async fn delete_tree(&self, path: &StoragePath) -> Result<(), StorageError> {
         match self {

@@ -119,3 +119,601 @@ async fn one_villa_by_id(pool: PgPool) {
 fn urlencode(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
+
+/// The fields of every invalid field listed in a management error body.
+pub fn detail_fields(body: &serde_json::Value) -> Vec<String> {
+    let mut fields: Vec<String> = body["error"]["details"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no details in {body}"))
+        .iter()
+        .map(|d| d["field"].as_str().unwrap().to_owned())
+        .collect();
+    fields.sort();
+    fields
+}
+
+pub async fn send(
+    app: &TestApp,
+    method: reqwest::Method,
+    path: &str,
+    role: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut req = app.request(method, path, Some(role));
+    if let Some(body) = body {
+        req = req.json(&body);
+    }
+    let res = req.send().await.unwrap();
+    if res.status() == 204 {
+        return (204, serde_json::Value::Null);
+    }
+    json(res).await
+}
+
+/// Creates a villa on the management surface; returns its id.
+pub async fn create_villa(app: &TestApp, name: &str) -> Uuid {
+    let (status, body) = send(
+        app,
+        reqwest::Method::POST,
+        "/management/villas",
+        "manager",
+        Some(
+            serde_json::json!({"name": name, "propertyType": "VILLA", "villaStyle": "MODERN",
+            "bedrooms": 3, "bathrooms": 2, "maxGuests": 6}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body["id"].as_str().unwrap().parse().unwrap()
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn create_answers_the_villa_with_a_generated_code(pool: PgPool) {
+    use reqwest::Method;
+    use serde_json::json;
+    let app = TestApp::spawn(pool.clone()).await;
+    let (status, villa) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(
+            json!({"name": "Villa Sunset", "propertyType": "villa", "villaStyle": "MODERN",
+            "bedrooms": 4, "bathrooms": 3, "maxGuests": 8, "city": "Ubud", "country": "Indonesia"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{villa}");
+    assert_eq!(villa["name"], "Villa Sunset");
+    assert_eq!(villa["propertyType"], "VILLA");
+    assert_eq!(villa["villaStyle"], "MODERN");
+    assert_eq!(
+        (&villa["bedrooms"], &villa["bathrooms"], &villa["maxGuests"]),
+        (&json!(4), &json!(3), &json!(8))
+    );
+    assert_eq!(villa["location"], "Ubud, Indonesia");
+    assert_eq!(villa["status"], "DRAFT");
+    let code = villa["villaCode"].as_str().unwrap();
+    assert!(
+        code.starts_with("VL-") && code.len() == 9,
+        "generated code {code}"
+    );
+    let id = villa["id"].as_str().unwrap();
+    let (status, read) = send(
+        &app,
+        Method::GET,
+        &format!("/management/villas/{id}"),
+        "viewer",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(read, villa);
+    // The next one gets the next code; a code chosen by hand is kept, and must be unique.
+    let second = create_villa(&app, "Villa Two").await;
+    let (_, second) = send(
+        &app,
+        Method::GET,
+        &format!("/management/villas/{second}"),
+        "viewer",
+        None,
+    )
+    .await;
+    assert_ne!(second["villaCode"], villa["villaCode"]);
+    let body = json!({"name": "Coded", "propertyType": "HOUSE", "bedrooms": 1, "bathrooms": 1,
+        "maxGuests": 2, "villaCode": "PHK-777", "status": "ACTIVE"});
+    let (status, coded) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(status, 201, "{coded}");
+    assert_eq!(coded["villaCode"], "PHK-777");
+    assert_eq!(coded["status"], "ACTIVE");
+    let (status, dup) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(body),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_error_shape("management", &dup, 400, "VALIDATION_ERROR");
+    assert_eq!(detail_fields(&dup), ["villaCode"]);
+    // A generated code steps over a code typed by hand.
+    let next: i64 = sqlx::query_scalar("SELECT last_value + 1 FROM villa_code_seq")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let taken = format!("VL-{next:06}");
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(
+            json!({"name": "Squatter", "propertyType": "VILLA", "bedrooms": 1, "bathrooms": 1,
+            "maxGuests": 2, "villaCode": taken}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let after = create_villa(&app, "After").await;
+    let (_, after) = send(
+        &app,
+        Method::GET,
+        &format!("/management/villas/{after}"),
+        "viewer",
+        None,
+    )
+    .await;
+    assert_ne!(after["villaCode"], taken.as_str());
+    let (_, list) = send(
+        &app,
+        Method::GET,
+        "/management/villas?search=sunset",
+        "viewer",
+        None,
+    )
+    .await;
+    assert_eq!(list["pagination"]["total"], 1);
+    assert_eq!(list["data"][0]["id"], id);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn create_lists_every_bad_field(pool: PgPool) {
+    use reqwest::Method;
+    use serde_json::json;
+    let app = TestApp::spawn(pool.clone()).await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_error_shape("management", &body, 400, "VALIDATION_ERROR");
+    assert_eq!(
+        detail_fields(&body),
+        ["bathrooms", "bedrooms", "maxGuests", "name", "propertyType"]
+    );
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(
+            json!({"name": " ", "propertyType": "CASTLE", "villaStyle": "GOTHIC", "bedrooms": 0,
+            "bathrooms": "many", "maxGuests": 500, "status": "SOLD", "ownerId": "nobody",
+            "checkInTime": "3pm", "latitude": 91}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        detail_fields(&body),
+        [
+            "bathrooms",
+            "bedrooms",
+            "checkInTime",
+            "latitude",
+            "maxGuests",
+            "name",
+            "ownerId",
+            "propertyType",
+            "status",
+            "villaStyle"
+        ]
+    );
+    for detail in body["error"]["details"].as_array().unwrap() {
+        assert!(!detail["message"].as_str().unwrap().is_empty(), "{detail}");
+    }
+    let enumeration = body["error"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["field"] == "propertyType")
+        .unwrap();
+    assert!(
+        enumeration["message"]
+            .as_str()
+            .unwrap()
+            .contains("VILLA, APARTMENT, HOUSE, CONDO, RESORT")
+    );
+    // Not JSON, not an object, not sent as JSON.
+    let res = app
+        .request(Method::POST, "/management/villas", Some("manager"))
+        .header("content-type", "application/json")
+        .body("{\"name\": ")
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json(res).await;
+    assert_eq!(status, 400);
+    assert_error_shape("management", &body, 400, "VALIDATION_ERROR");
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(json!([1, 2])),
+    )
+    .await;
+    assert_eq!(status, 400);
+    let res = app
+        .request(Method::POST, "/management/villas", Some("manager"))
+        .body("name=x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 415);
+    // An owner id that names no owner.
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/management/villas",
+        "manager",
+        Some(
+            json!({"name": "X", "propertyType": "VILLA", "bedrooms": 1, "bathrooms": 1,
+            "maxGuests": 2, "ownerId": Uuid::now_v7()}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_error_shape("management", &body, 404, "NOT_FOUND");
+    let villas: i64 = sqlx::query_scalar("SELECT count(*) FROM villas")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(villas, 0);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn patch_changes_only_the_fields_sent(pool: PgPool) {
+    use reqwest::Method;
+    use serde_json::json;
+    let app = TestApp::spawn(pool.clone()).await;
+    let id = create_villa(&app, "Villa Patch").await;
+    let path = format!("/management/villas/{id}");
+    let (status, villa) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"bedrooms": 5, "description": "Sea view", "city": "Canggu"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{villa}");
+    assert_eq!(villa["bedrooms"], 5);
+    assert_eq!(villa["description"], "Sea view");
+    assert_eq!(villa["location"], "Canggu");
+    assert_eq!(villa["name"], "Villa Patch");
+    assert_eq!(villa["bathrooms"], 2);
+    assert_eq!(villa["villaStyle"], "MODERN");
+    // null clears an optional field; a required one cannot be cleared.
+    let (status, villa) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"description": null})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(villa["description"].is_null());
+    assert_eq!(villa["bedrooms"], 5);
+    for (body, field) in [
+        (json!({"name": null}), "name"),
+        (json!({"bedrooms": 51}), "bedrooms"),
+        (json!({"villaCode": ""}), "villaCode"),
+        (json!({"status": "GONE"}), "status"),
+        (json!({}), "body"),
+        (json!({"unknownField": 1}), "body"),
+    ] {
+        let (status, err) = send(&app, Method::PATCH, &path, "manager", Some(body.clone())).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(detail_fields(&err), [field], "{body}");
+    }
+    let (status, villa) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"status": "inactive"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(villa["status"], "INACTIVE");
+    let (status, villa) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"status": "ACTIVE"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(villa["status"], "ACTIVE");
+    let (_, active) = send(
+        &app,
+        Method::GET,
+        "/management/villas?status=ACTIVE",
+        "viewer",
+        None,
+    )
+    .await;
+    assert_eq!(active["data"][0]["id"], id.to_string());
+    // A villa in onboarding is not ACTIVE until its onboarding is completed.
+    let (onboarding, _) = crate::onboarding::start(&app, "ONB-1").await;
+    let (status, err) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{onboarding}"),
+        "manager",
+        Some(json!({"status": "ACTIVE"})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(detail_fields(&err), ["status"]);
+    // The wizard sees management's edit: same row.
+    send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{onboarding}"),
+        "manager",
+        Some(json!({"name": "Renamed by management"})),
+    )
+    .await;
+    let (_, wizard) = json(
+        app.get(&format!("/api/villas/{onboarding}"), "viewer")
+            .await,
+    )
+    .await;
+    assert_eq!(
+        wizard["data"]["villa"]["villaName"], "Renamed by management",
+        "{wizard}"
+    );
+    let (status, err) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{}", Uuid::now_v7()),
+        "manager",
+        Some(json!({"bedrooms": 2})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_error_shape("management", &err, 404, "NOT_FOUND");
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn delete_removes_the_villa_and_what_depends_on_it(pool: PgPool) {
+    use reqwest::Method;
+    use serde_json::json;
+    let app = TestApp::spawn(pool.clone()).await;
+    let (_, owner) = send(
+        &app,
+        Method::POST,
+        "/management/owners",
+        "manager",
+        Some(
+            json!({"ownerType": "COMPANY", "companyName": "PT Villa", "registrationNumber": "RN-1",
+            "contactPerson": "Ayu"}),
+        ),
+    )
+    .await;
+    let id = create_villa(&app, "Doomed").await;
+    send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{id}"),
+        "manager",
+        Some(json!({"ownerId": owner["id"]})),
+    )
+    .await;
+    let (_, member) = send(
+        &app,
+        Method::POST,
+        "/management/staff",
+        "manager",
+        Some(json!({"firstName": "Made", "lastName": "W", "defaultRole": "GARDENER"})),
+    )
+    .await;
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        &format!("/management/villas/{id}/staff"),
+        "manager",
+        Some(json!({"staffId": member["id"]})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        &format!("/management/villas/{id}/ota-credentials"),
+        "manager",
+        Some(json!({"platform": "AIRBNB", "propertyId": "123", "password": "x"})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let (status, _) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{id}/onboarding/steps/BASIC_INFO"),
+        "manager",
+        Some(json!({"status": "COMPLETED"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    let (status, body) = send(
+        &app,
+        Method::DELETE,
+        &format!("/management/villas/{id}"),
+        "staff",
+        None,
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_error_shape("management", &body, 403, "FORBIDDEN");
+    let res = app
+        .request(
+            Method::DELETE,
+            &format!("/management/villas/{id}"),
+            Some("manager"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 204);
+    assert!(res.bytes().await.unwrap().is_empty());
+    let (status, _) = send(
+        &app,
+        Method::GET,
+        &format!("/management/villas/{id}"),
+        "viewer",
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, _) = send(
+        &app,
+        Method::DELETE,
+        &format!("/management/villas/{id}"),
+        "manager",
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    for table in [
+        "villa_staff",
+        "ota_credentials",
+        "onboarding_progress",
+        "onboarding_steps",
+    ] {
+        let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM {table} WHERE villa_id = $1"
+        )))
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(n, 0, "{table}");
+    }
+    // The owner and the staff member stand on their own.
+    let (status, owner) = send(
+        &app,
+        Method::GET,
+        &format!("/management/owners/{}", owner["id"].as_str().unwrap()),
+        "viewer",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(owner["villaIds"], json!([]));
+    let (status, member) = send(
+        &app,
+        Method::GET,
+        &format!("/management/staff/{}", member["id"].as_str().unwrap()),
+        "viewer",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(member["assignments"], json!([]));
+}
+
+/// Every management route: 401 without a token, 403 for a role that may not use it.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn every_route_needs_a_token_and_the_permission(pool: PgPool) {
+    use reqwest::Method;
+    let app = TestApp::spawn(pool.clone()).await;
+    let v = Uuid::now_v7();
+    let routes = [
+        (Method::GET, "/management/villas".to_owned()),
+        (Method::POST, "/management/villas".to_owned()),
+        (Method::GET, format!("/management/villas/{v}")),
+        (Method::PATCH, format!("/management/villas/{v}")),
+        (Method::DELETE, format!("/management/villas/{v}")),
+        (Method::GET, "/management/owners".to_owned()),
+        (Method::POST, "/management/owners".to_owned()),
+        (Method::GET, format!("/management/owners/{v}")),
+        (Method::PATCH, format!("/management/owners/{v}")),
+        (Method::GET, "/management/staff".to_owned()),
+        (Method::POST, "/management/staff".to_owned()),
+        (Method::GET, format!("/management/staff/{v}")),
+        (Method::GET, format!("/management/villas/{v}/staff")),
+        (Method::POST, format!("/management/villas/{v}/staff")),
+        (Method::DELETE, format!("/management/villas/{v}/staff/{v}")),
+        (Method::GET, format!("/management/villas/{v}/documents")),
+        (Method::POST, format!("/management/villas/{v}/documents")),
+        (Method::DELETE, format!("/management/documents/{v}")),
+        (Method::GET, format!("/management/villas/{v}/photos")),
+        (Method::POST, format!("/management/villas/{v}/photos")),
+        (Method::PATCH, format!("/management/photos/{v}/cover")),
+        (Method::GET, format!("/management/villas/{v}/onboarding")),
+        (
+            Method::PATCH,
+            format!("/management/villas/{v}/onboarding/steps/BASIC_INFO"),
+        ),
+        (
+            Method::GET,
+            format!("/management/villas/{v}/ota-credentials"),
+        ),
+        (
+            Method::POST,
+            format!("/management/villas/{v}/ota-credentials"),
+        ),
+    ];
+    for (method, path) in &routes {
+        let res = app
+            .request(method.clone(), path, None)
+            .send()
+            .await
+            .unwrap();
+        let (status, body) = json(res).await;
+        assert_eq!(status, 401, "{method} {path}");
+        assert_error_shape("management", &body, 401, "UNAUTHORIZED");
+        // Viewers read; staff read villas; neither writes.
+        let writes = *method != Method::GET;
+        let (status, body) = json(
+            app.request(method.clone(), path, Some("viewer"))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        if writes {
+            assert_eq!(status, 403, "{method} {path}");
+            assert_error_shape("management", &body, 403, "FORBIDDEN");
+        } else {
+            assert!(status == 200 || status == 404, "{method} {path}: {status}");
+        }
+    }
+}

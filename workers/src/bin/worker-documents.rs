@@ -9,6 +9,7 @@ async fn main() -> anyhow::Result<()> {
         .register::<documents::CreateVillaTree>()
         .register::<documents::StoreDocument>()
         .register::<documents::StorePhoto>()
-        .register::<documents::DeleteVillaFolder>();
+        .register::<documents::DeleteVillaFolder>()
+        .register::<documents::DeleteStoredFile>();
     workers::runtime::main("documents", registry).await
 }

@@ -1,0 +1,194 @@
+//! `/management/staff` and `/management/villas/{villaId}/staff`: staff members, and their
+//! assignment to villas (at most one primary per role and villa).
+
+use axum::{Json, extract::State, http::StatusCode};
+use domain::{
+    Problems,
+    pagination::PageRequest,
+    record::members,
+    staff::{self, Assignment, StaffFilter},
+};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+use super::{Items, Page, created, search_term};
+use crate::{
+    error::AppError,
+    extract::{ApiJson, ApiPath, ApiQuery},
+    onboarding::Object,
+    state::AppState,
+};
+
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StaffListQuery {
+    /// Page number from 1 (default 1).
+    page: Option<String>,
+    /// Page size from 1 to 100 (default 20).
+    limit: Option<String>,
+    /// Default role: HOUSEKEEPER, GARDENER, POOL_TECHNICIAN, MAINTENANCE_TECHNICIAN,
+    /// VILLA_MANAGER, CHEF, SECURITY or DRIVER.
+    role: Option<String>,
+    /// Case-insensitive substring of first and last name or email.
+    search: Option<String>,
+}
+
+/// Lists staff, newest first, each with their villa assignments.
+#[utoipa::path(get, operation_id = "management_staff_list", path = "/management/staff", tag = "management", params(StaffListQuery),
+    responses((status = 200, body = super::Page), (status = 400), (status = 401), (status = 403)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<StaffListQuery>,
+) -> Result<Json<Page>, AppError> {
+    let mut problems = Problems::new();
+    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let role = q
+        .role
+        .as_deref()
+        .and_then(|r| problems.check(staff::parse_role("role", r)));
+    let search = search_term(&mut problems, q.search.as_deref());
+    problems.finish()?;
+    let mut conn = state.pool.acquire().await?;
+    let (data, total) = staff::list(&mut conn, &StaffFilter { role, search }, page).await?;
+    Ok(Page::new(data, page, total))
+}
+
+/// One staff member, with their villa assignments.
+#[utoipa::path(get, operation_id = "management_staff_get", path = "/management/staff/{id}", tag = "management", params(("id" = Uuid, Path)),
+    responses((status = 200, body = Object), (status = 400), (status = 401), (status = 404)))]
+pub async fn get(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<Json<Value>, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(staff::get(&mut conn, id).await?))
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)] // documents the body; the handler reads it as a partial record
+pub struct StaffBody {
+    first_name: String,
+    last_name: String,
+    /// HOUSEKEEPER, GARDENER, POOL_TECHNICIAN, MAINTENANCE_TECHNICIAN, VILLA_MANAGER, CHEF,
+    /// SECURITY or DRIVER (`role` is accepted too).
+    default_role: String,
+    email: Option<String>,
+    /// International (E.164) format.
+    phone: Option<String>,
+    nationality: Option<String>,
+}
+
+/// Creates a staff member.
+#[utoipa::path(post, operation_id = "management_staff_create", path = "/management/staff", tag = "management",
+    request_body = StaffBody,
+    responses((status = 201, body = Object), (status = 400), (status = 401), (status = 403)))]
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let mut problems = Problems::new();
+    let patch = staff::parse_new(&body, &state.cipher, &mut problems);
+    problems.finish()?;
+    let mut tx = state.pool.begin().await?;
+    let id = staff::create(&mut tx, &patch).await?;
+    let member = staff::get(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(created(member))
+}
+
+#[derive(ToSchema)]
+#[allow(dead_code)] // documents the body
+pub struct AssignmentBody {
+    staff_id: Uuid,
+    /// The role at this villa; the staff member's default role when not given.
+    role: Option<String>,
+    /// Default false. A new primary replaces the villa's previous primary for that role.
+    is_primary: Option<bool>,
+}
+
+/// Assigns a staff member to the villa, or updates their assignment (201 when new, 200 when
+/// updated). Unknown villa or staff member: 404.
+#[utoipa::path(post, operation_id = "management_villa_staff_assign", path = "/management/villas/{villaId}/staff", tag = "management",
+    params(("villaId" = Uuid, Path)), request_body = AssignmentBody,
+    responses((status = 201, body = Object), (status = 200, body = Object), (status = 400), (status = 401), (status = 403), (status = 404)))]
+pub async fn assign(
+    State(state): State<AppState>,
+    ApiPath(villa_id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let mut problems = Problems::new();
+    let staff_id = match body.get("staffId") {
+        Some(Value::String(s)) if s.trim().parse::<Uuid>().is_ok() => s.trim().parse().ok(),
+        None | Some(Value::Null) => {
+            problems.push("staffId", "required", "staffId is required");
+            None
+        }
+        Some(_) => {
+            problems.push("staffId", "invalid_format", "staffId must be a UUID");
+            None
+        }
+    };
+    let role = members::text(&body, "role", "", 50, &mut problems)
+        .and_then(|r| problems.check(staff::parse_role("role", &r)));
+    let is_primary = members::flag(&body, "isPrimary", "", false, &mut problems);
+    let staff_id = problems.finish_with(staff_id)?;
+    let mut tx = state.pool.begin().await?;
+    let role = match role {
+        Some(r) => r,
+        None => staff::default_role(&mut tx, staff_id).await?,
+    };
+    let assignment = Assignment {
+        staff_id,
+        role,
+        is_primary,
+    };
+    let (record, is_new) = staff::assign(&mut tx, villa_id, &assignment).await?;
+    tx.commit().await?;
+    Ok((
+        if is_new {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        },
+        Json(record),
+    ))
+}
+
+/// The villa's team: everyone assigned to it, with their role there.
+#[utoipa::path(get, operation_id = "management_villa_staff_list", path = "/management/villas/{villaId}/staff", tag = "management",
+    params(("villaId" = Uuid, Path)),
+    responses((status = 200, body = Items), (status = 400), (status = 401), (status = 404)))]
+pub async fn team(
+    State(state): State<AppState>,
+    ApiPath(villa_id): ApiPath<Uuid>,
+) -> Result<Json<Items>, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    domain::villas::ensure_exists(&mut conn, villa_id).await?;
+    Ok(Json(Items {
+        data: staff::team_of_villa(&mut conn, villa_id).await?,
+    }))
+}
+
+/// Ends the staff member's assignment to the villa (the staff record stays).
+#[utoipa::path(delete, operation_id = "management_villa_staff_unassign", path = "/management/villas/{villaId}/staff/{staffId}", tag = "management",
+    params(("villaId" = Uuid, Path), ("staffId" = Uuid, Path)),
+    responses((status = 204), (status = 400), (status = 401), (status = 403), (status = 404)))]
+pub async fn unassign(
+    State(state): State<AppState>,
+    ApiPath((villa_id, staff_id)): ApiPath<(Uuid, Uuid)>,
+) -> Result<StatusCode, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    staff::unassign(&mut conn, villa_id, staff_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get))
+        .routes(routes!(team, assign))
+        .routes(routes!(unassign))
+}
