@@ -23,6 +23,8 @@ pub struct Shared {
     pub store: DocumentStore,
     /// The last requests and per-route statistics (`/api/docs/monitoring`).
     pub monitor: Monitor,
+    /// Totals of the management villa list, reused while no villa they count has changed.
+    pub villa_totals: domain::villas::TotalsCache,
     pub core: CoreSettings,
     pub api: ApiSettings,
 }
@@ -36,6 +38,7 @@ impl Shared {
             cipher: FieldCipher::new(&core.data_encryption_key),
             store: DocumentStore::from_settings(&core),
             monitor: Monitor::new(api.slow_request),
+            villa_totals: domain::villas::TotalsCache::default(),
             core,
             api,
         }

@@ -1,6 +1,8 @@
 //! Villas as the management surface lists and reads them. The onboarding wizard writes the same
 //! rows (`villa_name` is management's `name`).
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 use sqlx::{PgConnection, PgPool};
@@ -98,13 +100,51 @@ macro_rules! status_matches {
     };
 }
 
+/// The management list's totals by (status, search pattern), each with the
+/// `villa_list_version` it was counted at (migration 0005): reused only while that version is
+/// current, so a total is never stale. Bounded: emptied when it reaches [`Self::MAX_ENTRIES`].
+/// A list filter as cached: (status, LIKE pattern).
+type TotalsKey = (Option<&'static str>, Option<String>);
+
+#[derive(Debug, Default)]
+pub struct TotalsCache(std::sync::Mutex<HashMap<TotalsKey, (i64, i64)>>);
+
+impl TotalsCache {
+    pub const MAX_ENTRIES: usize = 10_000;
+
+    fn get(&self, key: &TotalsKey, version: i64) -> Option<i64> {
+        let map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(key)
+            .filter(|(counted_at, _)| *counted_at == version)
+            .map(|(_, total)| *total)
+    }
+
+    fn put(&self, key: TotalsKey, version: i64, total: i64) {
+        let mut map = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if map.len() >= Self::MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, (version, total));
+    }
+}
+
 pub async fn list(
     pool: &PgPool,
+    totals: &TotalsCache,
     filter: &VillaFilter,
     page: PageRequest,
 ) -> Result<(Vec<VillaListItem>, i64)> {
     let status = filter.status.map(VillaStatus::as_str);
     let search = filter.search.as_deref().map(like_pattern);
+    let version: i64 = sqlx::query_scalar("SELECT version FROM villa_list_version")
+        .fetch_one(pool)
+        .await?;
     let rows = sqlx::query_as(concat!(
         "SELECT id, villa_name AS name, villa_code,
                 CASE WHEN is_active THEN 'ACTIVE' ELSE status END AS status,
@@ -122,16 +162,22 @@ pub async fn list(
     .bind(page.offset())
     .fetch_all(pool)
     .await?;
-    let total = sqlx::query_scalar(concat!(
-        "SELECT count(*) FROM villas WHERE ",
+    let key = (status, search);
+    if let Some(total) = totals.get(&key, version) {
+        return Ok((rows, total));
+    }
+    // The count and the version it belongs to, read in one snapshot.
+    let (version, total): (i64, i64) = sqlx::query_as(concat!(
+        "SELECT (SELECT version FROM villa_list_version), count(*) FROM villas WHERE ",
         status_matches!(),
         " AND ",
         search_matches!()
     ))
-    .bind(status)
-    .bind(&search)
+    .bind(key.0)
+    .bind(&key.1)
     .fetch_one(pool)
     .await?;
+    totals.put(key, version, total);
     Ok((rows, total))
 }
 

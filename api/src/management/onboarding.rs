@@ -55,10 +55,12 @@ pub async fn update_step(
 ) -> Result<Json<Overview>, AppError> {
     let mut problems = Problems::new();
     let step = problems.check(Step::parse("step", &step));
+    let before = problems.len();
     let status = match members::text(&body, "status", "", 20, &mut problems) {
         Some(s) => problems.check(StepStatus::parse("status", &s)),
         None => {
-            if !body.contains_key("status") || body["status"].is_null() {
+            // Absent, null or blank; a wrong type was recorded already.
+            if problems.len() == before {
                 problems.push("status", "required", "status is required");
             }
             None

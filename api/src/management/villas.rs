@@ -54,7 +54,13 @@ pub async fn list(
         .and_then(|s| problems.check(VillaStatus::parse("status", s)));
     let search = search_term(&mut problems, q.search.as_deref());
     problems.finish()?;
-    let (data, total) = villas::list(&state.pool, &VillaFilter { status, search }, page).await?;
+    let (data, total) = villas::list(
+        &state.pool,
+        &state.villa_totals,
+        &VillaFilter { status, search },
+        page,
+    )
+    .await?;
     Ok(Json(VillaList {
         data,
         pagination: Pagination {

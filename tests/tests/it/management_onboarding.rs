@@ -132,6 +132,7 @@ async fn management_and_the_wizard_share_one_onboarding_record(pool: PgPool) {
         ("PAYMENT", json!({"status": "COMPLETED"}), "step"),
         ("REVIEW", json!({"status": "DONE"}), "status"),
         ("REVIEW", json!({}), "status"),
+        ("REVIEW", json!({"status": " "}), "status"),
         ("REVIEW", json!({"status": 3}), "status"),
     ] {
         let (code, err) = send(

@@ -717,3 +717,69 @@ async fn every_route_needs_a_token_and_the_permission(pool: PgPool) {
         }
     }
 }
+
+/// Totals are cached per filter but never stale: every change of what the list counts shows at
+/// once, whichever way it was written.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn cached_totals_follow_every_change(pool: PgPool) {
+    use reqwest::Method;
+    use serde_json::json;
+    let app = TestApp::spawn(pool.clone()).await;
+    let total = |query: &'static str| {
+        let app = &app;
+        async move {
+            let (status, body) = send(app, Method::GET, query, "viewer", None).await;
+            assert_eq!(status, 200, "{body}");
+            body["pagination"]["total"].as_i64().unwrap()
+        }
+    };
+    let version = || async {
+        sqlx::query_scalar::<_, i64>("SELECT version FROM villa_list_version")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+    let a = create_villa(&app, "Lotus One").await;
+    assert_eq!(total("/management/villas?search=lotus").await, 1);
+    assert_eq!(total("/management/villas?search=lotus").await, 1);
+    insert_villa(&pool, "LOT-2", "Lotus Two", "Ubud", "Indonesia", true).await;
+    assert_eq!(total("/management/villas?search=lotus").await, 2);
+    assert_eq!(total("/management/villas?search=lotus&status=ACTIVE").await, 1);
+    // An edit of a field the list does not filter on leaves the counter alone.
+    let before = version().await;
+    send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{a}"),
+        "manager",
+        Some(json!({"description": "Pond view"})),
+    )
+    .await;
+    assert_eq!(version().await, before);
+    send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{a}"),
+        "manager",
+        Some(json!({"name": "Jasmine One", "status": "ACTIVE"})),
+    )
+    .await;
+    assert_eq!(total("/management/villas?search=lotus").await, 1);
+    assert_eq!(total("/management/villas?search=lotus&status=ACTIVE").await, 1);
+    assert_eq!(total("/management/villas?search=jasmine&status=ACTIVE").await, 1);
+    sqlx::query("DELETE FROM villas WHERE villa_code = 'LOT-2'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(total("/management/villas?search=lotus").await, 0);
+    send(
+        &app,
+        Method::DELETE,
+        &format!("/management/villas/{a}"),
+        "manager",
+        None,
+    )
+    .await;
+    assert_eq!(total("/management/villas?search=jasmine&status=ACTIVE").await, 0);
+    assert_eq!(total("/management/villas").await, 0);
+}
