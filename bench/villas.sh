@@ -2,8 +2,10 @@
 # The management villa reads at 100,000 villas, in one run on this machine, each next to the
 # database's own figure measured in the same run:
 #   1. GET /management/villas?search=<term>&limit=20 (wrk, 32 connections): throughput and p99,
-#      next to pgbench running the route's own two statements (bench/villa_search.pgbench) at 32
-#      connections. Target: p99 < 20 ms, throughput >= half of pgbench's.
+#      next to pgbench at 32 connections running the SQL the route runs per request (version read
+#      and page, bench/villa_search_page.pgbench) and the page and count it would run without its
+#      cache of totals (bench/villa_search.pgbench). Target: p99 < 20 ms, throughput >= half of
+#      pgbench's.
 #   2. GET /management/villas/{id} over random ids (wrk, 32 connections) next to
 #      `pgbench -S -M prepared` at 32 connections. Target: throughput >= half of pgbench's.
 # Uses a scratch database and a private redis-server; leaves nothing behind.
@@ -29,7 +31,11 @@ redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0
 pg_base=${PG_ADMIN_URL%/*}
 export APP_ENV=development DEV_DIR="$work/dev" PORT=$port RUST_LOG=warn LOG_FORMAT=json \
   DATABASE_URL="$pg_base/$db" REDIS_URL="redis://127.0.0.1:$redis_port" \
-  STORAGE_LOCAL_DIR="$work/storage" DB_MAX_CONNECTIONS=${DB_MAX_CONNECTIONS:-20}
+  STORAGE_LOCAL_DIR="$work/storage"
+# The API's pool sized by the PostgreSQL wiki's rule, 2 x the database machine's cores (here the
+# same machine): more backends than cores only queue inside Postgres. DB_MAX_CONNECTIONS=20 to
+# compare with the default.
+export DB_MAX_CONNECTIONS=${DB_MAX_CONNECTIONS:-$((2 * $(nproc)))}
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
@@ -72,9 +78,9 @@ token=$(./target/release/villa-api mint-token --role viewer)
 base="http://127.0.0.1:$port"
 matches=$(curl -sf -H "Authorization: Bearer $token" "$base/management/villas?search=$SEARCH&limit=20" \
   | python3 -c 'import json,sys; b=json.load(sys.stdin); print(b["pagination"]["total"], len(b["data"]))')
-echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); villas: $(psql "$DATABASE_URL" -tAc 'SELECT count(*) FROM villas')"
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); villas: $(psql "$DATABASE_URL" -tAc 'SELECT count(*) FROM villas'); API pool: $DB_MAX_CONNECTIONS connections"
 echo "search=$SEARCH matches (total, page): $matches"
-echo "plan of the page query: $(psql "$DATABASE_URL" -tAc "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT id FROM villas WHERE lower(villa_name || ' ' || villa_code || ' ' || coalesce(city, '') || ' ' || coalesce(country, '')) LIKE '%$SEARCH%' ORDER BY created_at DESC, id DESC LIMIT 20" | tr -s ' ' | paste -sd' ' | cut -c1-300)"
+echo "plan of the page query: $(psql "$DATABASE_URL" -tAc "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) SELECT id FROM villas WHERE search_text LIKE '%$SEARCH%' ORDER BY created_at DESC, id DESC LIMIT 20" | tr -s ' ' | paste -sd' ' | cut -c1-300)"
 
 # wrk: latency in ms from its --latency table ("99%  12.34ms" / "1.02s" / "850.00us").
 ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v }'; }
@@ -92,9 +98,11 @@ $(grep -cE "Non-2xx|Socket errors" "$work/wrk.txt" || true)"
 echo
 echo "== 1. search: GET /management/villas?search=$SEARCH&limit=20"
 read -r s_rps s_p50 s_p99 s_err < <(run_wrk "$base/management/villas?search=$SEARCH&limit=20")
-s_tps=$(pgbench -n -M prepared -f bench/villa_search.pgbench -D term="$SEARCH" -c 32 -j 2 -T "$DURATION" "$DATABASE_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+s_tps=$(pgbench -n -M prepared -f bench/villa_search_page.pgbench -D term="$SEARCH" -c 32 -j 2 -T "$DURATION" "$DATABASE_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+c_tps=$(pgbench -n -M prepared -f bench/villa_search.pgbench -D term="$SEARCH" -c 32 -j 2 -T "$DURATION" "$DATABASE_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 printf 'http.search_rps               %.0f   p50 %.2f ms  p99 %.2f ms  (wrk, 32 connections; target p99 < 20 ms)%s\n' "$s_rps" "$s_p50" "$s_p99" "$( [ "$s_err" != 0 ] && echo '  ERRORS in wrk output')"
-printf 'pgbench.search_sql_tps        %.0f   (the route'"'"'s page + count SQL, -M prepared -c 32)\n' "$s_tps"
+printf 'pgbench.search_sql_tps        %.0f   (the route'"'"'s per-request SQL: version + page, -M prepared -c 32)\n' "$s_tps"
+printf 'pgbench.search_uncached_tps   %.0f   (page + count, what it would run without its totals cache)\n' "$c_tps"
 printf 'ratio.search_http_vs_sql      %.2f   (target >= 0.5)\n' "$(awk -v a="$s_rps" -v b="$s_tps" 'BEGIN{print a/b}')"
 
 echo

@@ -87,11 +87,11 @@ pub struct VillaFilter {
     pub search: Option<String>,
 }
 
-// The search expression is the one `villas_search_trgm` indexes, so the planner can use it.
+// `search_text` is lower(name, code, city, country), stored (migration 0006); a trigram index
+// serves rare terms, the covering list index common ones.
 macro_rules! search_matches {
     () => {
-        "($2::text IS NULL OR lower(villa_name || ' ' || villa_code || ' ' || coalesce(city, '') || ' '
-          || coalesce(country, '')) LIKE '%' || $2 || '%')"
+        "($2::text IS NULL OR search_text LIKE '%' || $2 || '%')"
     };
 }
 macro_rules! status_matches {

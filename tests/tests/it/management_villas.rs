@@ -744,7 +744,10 @@ async fn cached_totals_follow_every_change(pool: PgPool) {
     assert_eq!(total("/management/villas?search=lotus").await, 1);
     insert_villa(&pool, "LOT-2", "Lotus Two", "Ubud", "Indonesia", true).await;
     assert_eq!(total("/management/villas?search=lotus").await, 2);
-    assert_eq!(total("/management/villas?search=lotus&status=ACTIVE").await, 1);
+    assert_eq!(
+        total("/management/villas?search=lotus&status=ACTIVE").await,
+        1
+    );
     // An edit of a field the list does not filter on leaves the counter alone.
     let before = version().await;
     send(
@@ -765,8 +768,14 @@ async fn cached_totals_follow_every_change(pool: PgPool) {
     )
     .await;
     assert_eq!(total("/management/villas?search=lotus").await, 1);
-    assert_eq!(total("/management/villas?search=lotus&status=ACTIVE").await, 1);
-    assert_eq!(total("/management/villas?search=jasmine&status=ACTIVE").await, 1);
+    assert_eq!(
+        total("/management/villas?search=lotus&status=ACTIVE").await,
+        1
+    );
+    assert_eq!(
+        total("/management/villas?search=jasmine&status=ACTIVE").await,
+        1
+    );
     sqlx::query("DELETE FROM villas WHERE villa_code = 'LOT-2'")
         .execute(&pool)
         .await
@@ -780,6 +789,9 @@ async fn cached_totals_follow_every_change(pool: PgPool) {
         None,
     )
     .await;
-    assert_eq!(total("/management/villas?search=jasmine&status=ACTIVE").await, 0);
+    assert_eq!(
+        total("/management/villas?search=jasmine&status=ACTIVE").await,
+        0
+    );
     assert_eq!(total("/management/villas").await, 0);
 }
