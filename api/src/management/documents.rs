@@ -44,6 +44,7 @@ pub async fn list(
 /// The multipart form of a document upload.
 #[derive(ToSchema)]
 #[allow(dead_code)] // documents the form
+#[schema(rename_all = "camelCase")]
 pub struct DocumentForm {
     /// The file (at most `UPLOAD_MAX_BYTES`, 25 MB by default); its name is sanitized.
     #[schema(value_type = String, format = Binary)]

@@ -36,6 +36,7 @@ pub async fn get(
 
 #[derive(ToSchema)]
 #[allow(dead_code)] // documents the body
+#[schema(rename_all = "camelCase")]
 pub struct StepBody {
     /// PENDING, IN_PROGRESS, COMPLETED or SKIPPED.
     status: String,

@@ -34,6 +34,7 @@ pub async fn list(
 
 #[derive(ToSchema)]
 #[allow(dead_code)] // documents the body
+#[schema(rename_all = "camelCase")]
 pub struct OtaCredentialBody {
     /// AIRBNB, BOOKING_COM, EXPEDIA, VRBO, AGODA, TRIP_COM, GOOGLE, DIRECT or OTHER.
     platform: String,

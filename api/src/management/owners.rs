@@ -72,6 +72,7 @@ pub async fn get(
 /// registrationNumber and contactPerson.
 #[derive(ToSchema)]
 #[allow(dead_code)] // documents the body; the handler reads it as a partial record
+#[schema(rename_all = "camelCase")]
 pub struct OwnerBody {
     /// INDIVIDUAL or COMPANY; required to create.
     owner_type: String,

@@ -45,6 +45,7 @@ pub async fn list(
 /// The multipart form of a photo upload.
 #[derive(ToSchema)]
 #[allow(dead_code)] // documents the form
+#[schema(rename_all = "camelCase")]
 pub struct PhotoForm {
     /// One or more images (JPEG, PNG, WebP or GIF; repeat the field, at most 20); `file` is
     /// accepted too. Type and size are read from the image itself.

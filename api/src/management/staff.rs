@@ -69,6 +69,7 @@ pub async fn get(
 
 #[derive(ToSchema)]
 #[allow(dead_code)] // documents the body; the handler reads it as a partial record
+#[schema(rename_all = "camelCase")]
 pub struct StaffBody {
     first_name: String,
     last_name: String,
@@ -101,6 +102,7 @@ pub async fn create(
 
 #[derive(ToSchema)]
 #[allow(dead_code)] // documents the body
+#[schema(rename_all = "camelCase")]
 pub struct AssignmentBody {
     staff_id: Uuid,
     /// The role at this villa; the staff member's default role when not given.

@@ -81,18 +81,46 @@ pub async fn get(
     Ok(Json(villas::get(&state.pool, id).await?))
 }
 
+/// The closed set of `propertyType` (the same as `domain::onboarding::records::PROPERTY_TYPES`,
+/// checked by a test), for the OpenAPI document.
+#[derive(ToSchema)]
+#[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+#[allow(dead_code)] // documents the enumeration
+pub enum PropertyType {
+    Villa,
+    Apartment,
+    House,
+    Condo,
+    Resort,
+}
+
+/// The closed set of `villaStyle` (the same as `domain::onboarding::records::VILLA_STYLES`).
+#[derive(ToSchema)]
+#[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+#[allow(dead_code)] // documents the enumeration
+pub enum VillaStyle {
+    Modern,
+    Traditional,
+    Balinese,
+    Mediterranean,
+    Tropical,
+    Colonial,
+    Contemporary,
+    Minimalist,
+    Rustic,
+}
+
 /// The body of a villa create or update: management's names for the villa record.
 #[derive(ToSchema)]
 #[schema(as = ManagementVillaInput)]
 #[allow(dead_code)] // documents the body; the handler reads it as a partial record
+#[schema(rename_all = "camelCase")]
 pub struct VillaBody {
     /// Required to create.
     name: String,
-    /// Required to create. VILLA, APARTMENT, HOUSE, CONDO or RESORT.
-    property_type: String,
-    /// MODERN, TRADITIONAL, BALINESE, MEDITERRANEAN, TROPICAL, COLONIAL, CONTEMPORARY,
-    /// MINIMALIST or RUSTIC.
-    villa_style: Option<String>,
+    /// Required to create.
+    property_type: PropertyType,
+    villa_style: Option<VillaStyle>,
     /// Required to create; 1 to 50.
     bedrooms: i32,
     /// Required to create; 1 to 50.
@@ -101,9 +129,8 @@ pub struct VillaBody {
     max_guests: i32,
     /// Generated (`VL-000001`, ...) when not given; unique.
     villa_code: Option<String>,
-    /// ACTIVE, DRAFT (the default), IN_REVIEW, APPROVED, REJECTED, INACTIVE or ARCHIVED. A villa
-    /// whose onboarding is in progress cannot be made ACTIVE.
-    status: Option<String>,
+    /// DRAFT by default. A villa whose onboarding is in progress cannot be made ACTIVE.
+    status: Option<VillaStatus>,
     /// An owner from `/management/owners` (`null` unlinks).
     owner_id: Option<Uuid>,
     address: Option<String>,
@@ -177,4 +204,22 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(get, update, delete))
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::onboarding::records::{PROPERTY_TYPES, VILLA_STYLES};
+    use utoipa::PartialSchema as _;
+
+    /// The documented enumerations are the ones the checks enforce.
+    #[test]
+    fn documented_enumerations_match_the_checked_ones() {
+        for (schema, values) in [
+            (super::PropertyType::schema(), PROPERTY_TYPES),
+            (super::VillaStyle::schema(), VILLA_STYLES),
+        ] {
+            let json = serde_json::to_value(schema).unwrap();
+            assert_eq!(json["enum"], serde_json::json!(values), "{json}");
+        }
+    }
 }
