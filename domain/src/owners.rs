@@ -9,7 +9,7 @@ use uuid::Uuid;
 use crate::crypto::FieldCipher;
 use crate::onboarding::records::{OWNER_FIELDS, OWNER_TYPES};
 use crate::pagination::PageRequest;
-use crate::record::{Patch, parse_patch, render};
+use crate::record::{Patch, parse_patch, render, to_e164};
 use crate::{Error, Problems, Result};
 
 /// What each owner type needs, as (JSON name, column).
@@ -24,21 +24,6 @@ const COMPANY_NEEDS: &[(&str, &str)] = &[
     ("contactPerson", "contact_person"),
 ];
 
-/// A phone number in E.164 form (`+` and 8 to 15 digits, the first not 0), from a number that
-/// may carry spaces, dashes, dots or parentheses between its digits.
-pub fn e164(raw: &str) -> Option<String> {
-    let rest = raw.trim().strip_prefix('+')?;
-    if !rest
-        .chars()
-        .all(|c| c.is_ascii_digit() || matches!(c, ' ' | '-' | '.' | '(' | ')'))
-    {
-        return None;
-    }
-    let digits: String = rest.chars().filter(char::is_ascii_digit).collect();
-    let ok = (8..=15).contains(&digits.len()) && !digits.starts_with('0');
-    ok.then(|| format!("+{digits}"))
-}
-
 /// Checks a create (`stored` is `None`) or update body. The fields an owner type needs are
 /// checked on the owner as it will be after the update, so changing `ownerType` asks for the
 /// other type's fields. Phones are stored in E.164 form.
@@ -51,23 +36,14 @@ pub fn parse(
     let creating = stored.is_none();
     let before = problems.len();
     let mut patch = parse_patch(OWNER_FIELDS, input, "", creating, cipher, problems);
-    for (name, column) in [
-        ("phone", "phone"),
-        ("alternativePhone", "alternative_phone"),
-    ] {
-        if let Some(Value::String(raw)) = patch.columns.get(column) {
-            match e164(raw) {
-                Some(normal) => {
-                    patch.columns.insert(column.into(), Value::String(normal));
-                }
-                None => problems.push(
-                    name,
-                    "invalid_format",
-                    "must be an international (E.164) number: + then the country code and number, 8 to 15 digits",
-                ),
-            }
-        }
-    }
+    to_e164(
+        &mut patch,
+        &[
+            ("phone", "phone"),
+            ("alternativePhone", "alternative_phone"),
+        ],
+        problems,
+    );
     if problems.len() > before {
         return patch;
     }
@@ -166,17 +142,24 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     Ok(render_owner(&stored(conn, id).await?))
 }
 
-pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
+/// Creates an owner; `created_for_villa` when the onboarding wizard creates it for one villa
+/// (it is then deleted with that villa, see `onboarding::delete_villa`).
+pub async fn create(
+    conn: &mut PgConnection,
+    patch: &Patch,
+    created_for_villa: Option<Uuid>,
+) -> Result<Uuid> {
     let id = Uuid::now_v7();
     sqlx::query(concat!(
-        "INSERT INTO owners (id, ",
+        "INSERT INTO owners (id, created_for_villa, ",
         owner_columns!(),
-        ") SELECT $1, ",
+        ") SELECT $1, $3, ",
         owner_columns!(),
         " FROM jsonb_populate_record(NULL::owners, $2)"
     ))
     .bind(id)
     .bind(patch.to_value())
+    .bind(created_for_villa)
     .execute(&mut *conn)
     .await?;
     Ok(id)
@@ -263,20 +246,4 @@ pub async fn list(
         rows.into_iter().map(|r| render_owner(&object(r))).collect(),
         total,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn phones_are_normalised_to_e164() {
-        assert_eq!(e164("+66 81-234.5678").as_deref(), Some("+66812345678"));
-        assert_eq!(e164("+1 (415) 555-0100").as_deref(), Some("+14155550100"));
-        assert_eq!(e164("0812345678"), None);
-        assert_eq!(e164("+0812345678"), None);
-        assert_eq!(e164("+1234567"), None);
-        assert_eq!(e164("+1234567890123456"), None);
-        assert_eq!(e164("+66 81 abc"), None);
-    }
 }

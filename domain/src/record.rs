@@ -513,6 +513,40 @@ pub fn is_international_phone(s: &str) -> bool {
     (7..=15).contains(&digits) && rest.starts_with(|c: char| c.is_ascii_digit())
 }
 
+/// A phone number in E.164 form (`+` and 8 to 15 digits, the first not 0), from a number that
+/// may carry spaces, dashes, dots or parentheses between its digits.
+pub fn e164(raw: &str) -> Option<String> {
+    let rest = raw.trim().strip_prefix('+')?;
+    if !rest
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, ' ' | '-' | '.' | '(' | ')'))
+    {
+        return None;
+    }
+    let digits: String = rest.chars().filter(char::is_ascii_digit).collect();
+    let ok = (8..=15).contains(&digits.len()) && !digits.starts_with('0');
+    ok.then(|| format!("+{digits}"))
+}
+
+/// Rewrites the patch's phone columns (`(json name, column)`) in E.164 form; one that cannot be
+/// is recorded as a problem.
+pub fn to_e164(patch: &mut Patch, phones: &[(&str, &str)], problems: &mut Problems) {
+    for (name, column) in phones {
+        if let Some(Value::String(raw)) = patch.columns.get(*column) {
+            match e164(raw) {
+                Some(normal) => {
+                    patch.columns.insert((*column).into(), Value::String(normal));
+                }
+                None => problems.push(
+                    *name,
+                    "invalid_format",
+                    "must be an international (E.164) number: + then the country code and number, 8 to 15 digits",
+                ),
+            }
+        }
+    }
+}
+
 pub fn is_http_url(s: &str) -> bool {
     let rest = s
         .strip_prefix("https://")
@@ -554,6 +588,17 @@ pub fn is_valid_iban(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn phones_are_normalised_to_e164() {
+        assert_eq!(e164("+66 81-234.5678").as_deref(), Some("+66812345678"));
+        assert_eq!(e164("+1 (415) 555-0100").as_deref(), Some("+14155550100"));
+        assert_eq!(e164("0812345678"), None);
+        assert_eq!(e164("+0812345678"), None);
+        assert_eq!(e164("+1234567"), None);
+        assert_eq!(e164("+1234567890123456"), None);
+        assert_eq!(e164("+66 81 abc"), None);
+    }
     use serde_json::json;
 
     const SPECS: &[FieldSpec] = &[

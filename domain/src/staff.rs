@@ -7,7 +7,8 @@ use uuid::Uuid;
 use crate::crypto::FieldCipher;
 use crate::pagination::PageRequest;
 use crate::record::{
-    FieldSpec, Kind, Patch, field, is_email, is_international_phone, members, parse_patch, required,
+    FieldSpec, Kind, Patch, field, is_email, is_international_phone, members, parse_patch,
+    required, to_e164,
 };
 use crate::{Error, Problems, Result};
 
@@ -227,18 +228,7 @@ pub fn parse_new(
         input.insert("defaultRole".into(), role);
     }
     let mut patch = parse_patch(STAFF_FIELDS, &input, "", true, cipher, problems);
-    if let Some(Value::String(raw)) = patch.columns.get("phone") {
-        match crate::owners::e164(raw) {
-            Some(normal) => {
-                patch.columns.insert("phone".into(), Value::String(normal));
-            }
-            None => problems.push(
-                "phone",
-                "invalid_format",
-                "must be an international (E.164) number: + then the country code and number, 8 to 15 digits",
-            ),
-        }
-    }
+    to_e164(&mut patch, &[("phone", "phone")], problems);
     patch
 }
 

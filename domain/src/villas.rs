@@ -9,7 +9,9 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::crypto::FieldCipher;
-use crate::onboarding::records::{PROPERTY_TYPES, VILLA_STYLES, insert_villa, update_villa};
+use crate::onboarding::records::{
+    PROPERTY_TYPES, VILLA_STYLES, insert_villa, update_villa, villa_fields,
+};
 use crate::pagination::PageRequest;
 use crate::record::{FieldSpec, Kind, Patch, field, parse_patch, required};
 use crate::{Error, Problems, Result};
@@ -231,7 +233,7 @@ pub async fn get<'e>(db: impl sqlx::PgExecutor<'e>, id: Uuid) -> Result<VillaDet
 /// A villa's fields as management creates and edits them: the onboarding record's columns under
 /// management's names (`name` is `villaName`). Required to create: name, propertyType, bedrooms,
 /// bathrooms, maxGuests; the address can come later (the onboarding wizard asks for it).
-pub const FIELDS: &[FieldSpec] = &[
+pub const FIELDS: &[FieldSpec] = villa_fields![
     required("name", "villa_name", Kind::Text(255)),
     required("propertyType", "property_type", Kind::OneOf(PROPERTY_TYPES)),
     field("villaStyle", "villa_style", Kind::OneOf(VILLA_STYLES)),
@@ -243,41 +245,6 @@ pub const FIELDS: &[FieldSpec] = &[
     field("country", "country", Kind::Text(100)),
     field("postalCode", "postal_code", Kind::Text(20)),
     field("description", "description", Kind::Text(5000)),
-    field("latitude", "latitude", Kind::Decimal { min: -90, max: 90 }),
-    field(
-        "longitude",
-        "longitude",
-        Kind::Decimal {
-            min: -180,
-            max: 180,
-        },
-    ),
-    field(
-        "landAreaSqm",
-        "land_area_sqm",
-        Kind::Decimal {
-            min: 0,
-            max: 10_000_000,
-        },
-    ),
-    field(
-        "livingAreaSqm",
-        "living_area_sqm",
-        Kind::Decimal {
-            min: 0,
-            max: 10_000_000,
-        },
-    ),
-    field(
-        "yearBuilt",
-        "year_built",
-        Kind::Int {
-            min: 1800,
-            max: 2100,
-        },
-    ),
-    field("checkInTime", "check_in_time", Kind::Time),
-    field("checkOutTime", "check_out_time", Kind::Time),
 ];
 
 /// Optional on create (a code is generated), never clearable.
@@ -395,7 +362,7 @@ pub async fn create(conn: &mut PgConnection, input: &VillaInput) -> Result<Uuid>
             Error::invalid(
                 "villaCode",
                 "duplicate",
-                "a villa with this code already exists",
+                crate::onboarding::records::VILLA_CODE_TAKEN,
             )
         } else {
             Error::Internal(anyhow::anyhow!("no free generated villa code"))

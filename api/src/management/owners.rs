@@ -112,7 +112,7 @@ pub async fn create(
     let patch = owners::parse(&body, None, &state.cipher, &mut problems);
     problems.finish()?;
     let mut tx = state.pool.begin().await?;
-    let id = owners::create(&mut tx, &patch).await?;
+    let id = owners::create(&mut tx, &patch, None).await?;
     let owner = owners::get(&mut tx, id).await?;
     tx.commit().await?;
     Ok(created(owner))

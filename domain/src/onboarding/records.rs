@@ -38,8 +38,27 @@ pub const OTA_PLATFORMS: &[&str] = &[
     "OTHER",
 ];
 
+/// A villa field table: the given fields, then the villa's optional details, which are the same
+/// under both surfaces' names (onboarding's [`VILLA_FIELDS`], management's
+/// `crate::villas::FIELDS`).
+macro_rules! villa_fields {
+    ($($head:expr),* $(,)?) => {
+        &[
+            $($head,)*
+            $crate::record::field("latitude", "latitude", $crate::record::Kind::Decimal { min: -90, max: 90 }),
+            $crate::record::field("longitude", "longitude", $crate::record::Kind::Decimal { min: -180, max: 180 }),
+            $crate::record::field("landAreaSqm", "land_area_sqm", $crate::record::Kind::Decimal { min: 0, max: 10_000_000 }),
+            $crate::record::field("livingAreaSqm", "living_area_sqm", $crate::record::Kind::Decimal { min: 0, max: 10_000_000 }),
+            $crate::record::field("yearBuilt", "year_built", $crate::record::Kind::Int { min: 1800, max: 2100 }),
+            $crate::record::field("checkInTime", "check_in_time", $crate::record::Kind::Time),
+            $crate::record::field("checkOutTime", "check_out_time", $crate::record::Kind::Time),
+        ]
+    };
+}
+pub(crate) use villa_fields;
+
 /// Step 1 and villa creation. Required fields are those of the spec's create table.
-pub const VILLA_FIELDS: &[FieldSpec] = &[
+pub const VILLA_FIELDS: &[FieldSpec] = villa_fields![
     required("villaCode", "villa_code", Kind::Text(50)),
     required("villaName", "villa_name", Kind::Text(255)),
     required("address", "address", Kind::Text(500)),
@@ -52,41 +71,6 @@ pub const VILLA_FIELDS: &[FieldSpec] = &[
     field("description", "description", Kind::Text(5000)),
     field("villaStyle", "villa_style", Kind::OneOf(VILLA_STYLES)),
     field("postalCode", "postal_code", Kind::Text(20)),
-    field("latitude", "latitude", Kind::Decimal { min: -90, max: 90 }),
-    field(
-        "longitude",
-        "longitude",
-        Kind::Decimal {
-            min: -180,
-            max: 180,
-        },
-    ),
-    field(
-        "landAreaSqm",
-        "land_area_sqm",
-        Kind::Decimal {
-            min: 0,
-            max: 10_000_000,
-        },
-    ),
-    field(
-        "livingAreaSqm",
-        "living_area_sqm",
-        Kind::Decimal {
-            min: 0,
-            max: 10_000_000,
-        },
-    ),
-    field(
-        "yearBuilt",
-        "year_built",
-        Kind::Int {
-            min: 1800,
-            max: 2100,
-        },
-    ),
-    field("checkInTime", "check_in_time", Kind::Time),
-    field("checkOutTime", "check_out_time", Kind::Time),
 ];
 
 macro_rules! villa_columns {
@@ -148,14 +132,6 @@ pub const OWNER_FIELDS: &[FieldSpec] = &[
     ),
     field("notes", "notes", Kind::Text(5000)),
 ];
-
-macro_rules! owner_columns {
-    () => {
-        "owner_type, first_name, last_name, email, phone, alternative_phone, nationality, passport_number,
-         tax_id, company_name, registration_number, contact_person, company_tax_id, address, city, country,
-         postal_code, preferred_language, communication_preference, notes"
-    };
-}
 
 pub const CONTRACT_FIELDS: &[FieldSpec] = &[
     field("contractType", "contract_type", Kind::OneOf(CONTRACT_TYPES)),
@@ -294,7 +270,7 @@ pub async fn create_villa(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid
         .ok_or_else(|| Error::invalid("villaCode", "duplicate", VILLA_CODE_TAKEN))
 }
 
-const VILLA_CODE_TAKEN: &str = "a villa with this code already exists";
+pub(crate) const VILLA_CODE_TAKEN: &str = "a villa with this code already exists";
 
 /// Inserts a villa from a checked patch that holds `villa_code`; `None` when that code is taken.
 pub async fn insert_villa(
@@ -356,36 +332,16 @@ pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch
         return Err(Error::NotFound("villa"));
     };
     if let Some(owner_id) = linked {
-        sqlx::query(concat!(
-            "UPDATE owners o SET (",
-            owner_columns!(),
-            ") = (SELECT ",
-            owner_columns!(),
-            " FROM jsonb_populate_record(o, $2)), updated_at = now() WHERE id = $1"
-        ))
-        .bind(owner_id)
-        .bind(patch.to_value())
-        .execute(&mut *conn)
-        .await?;
+        crate::owners::update(conn, owner_id, patch).await?;
         return Ok(owner_id);
     }
-    let mut columns = patch.columns.clone();
-    if columns.get("owner_type").is_none_or(Value::is_null) {
-        columns.insert("owner_type".into(), json!("INDIVIDUAL"));
+    let mut patch = patch.clone();
+    if patch.columns.get("owner_type").is_none_or(Value::is_null) {
+        patch
+            .columns
+            .insert("owner_type".into(), json!("INDIVIDUAL"));
     }
-    let owner_id = Uuid::now_v7();
-    sqlx::query(concat!(
-        "INSERT INTO owners (id, created_for_villa, ",
-        owner_columns!(),
-        ") SELECT $1, $3, ",
-        owner_columns!(),
-        " FROM jsonb_populate_record(NULL::owners, $2)"
-    ))
-    .bind(owner_id)
-    .bind(Value::Object(columns))
-    .bind(villa_id)
-    .execute(&mut *conn)
-    .await?;
+    let owner_id = crate::owners::create(conn, &patch, Some(villa_id)).await?;
     sqlx::query(
         "UPDATE villas SET owner_id = $2, version = version + 1, updated_at = now() WHERE id = $1",
     )
