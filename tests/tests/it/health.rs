@@ -69,6 +69,42 @@ async fn the_openapi_document_describes_every_route(pool: PgPool) {
             "{path} missing from the OpenAPI document"
         );
     }
+    // Every route of the management surface, with its method.
+    for (path, methods) in [
+        ("/management/villas", &["get", "post"][..]),
+        ("/management/villas/{id}", &["get", "patch", "delete"]),
+        ("/management/owners", &["get", "post"]),
+        ("/management/owners/{id}", &["get", "patch"]),
+        ("/management/staff", &["get", "post"]),
+        ("/management/staff/{id}", &["get"]),
+        ("/management/villas/{villaId}/staff", &["get", "post"]),
+        ("/management/villas/{villaId}/staff/{staffId}", &["delete"]),
+        ("/management/villas/{villaId}/documents", &["get", "post"]),
+        ("/management/documents/{id}", &["delete"]),
+        ("/management/villas/{villaId}/photos", &["get", "post"]),
+        ("/management/photos/{id}/cover", &["patch"]),
+        ("/management/villas/{villaId}/onboarding", &["get"]),
+        (
+            "/management/villas/{villaId}/onboarding/steps/{step}",
+            &["patch"],
+        ),
+        (
+            "/management/villas/{villaId}/ota-credentials",
+            &["get", "post"],
+        ),
+    ] {
+        for method in methods {
+            assert!(
+                paths.get(path).and_then(|p| p.get(*method)).is_some(),
+                "{method} {path} missing from the OpenAPI document"
+            );
+        }
+    }
+    // The villa's closed sets are enumerations in the document.
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(schemas["PropertyType"]["enum"].as_array().unwrap().len(), 5);
+    assert_eq!(schemas["VillaStyle"]["enum"].as_array().unwrap().len(), 9);
+    assert_eq!(schemas["VillaStatus"]["enum"].as_array().unwrap().len(), 7);
     let ui = app
         .request(Method::GET, "/swagger-ui/", None)
         .send()
