@@ -23,8 +23,8 @@ pub struct Shared {
     pub store: DocumentStore,
     /// The last requests and per-route statistics (`/api/docs/monitoring`).
     pub monitor: Monitor,
-    /// Totals of the management villa list, reused while no villa they count has changed.
-    pub villa_totals: domain::villas::TotalsCache,
+    /// Management's villa reads by id and list page, batched across concurrent requests.
+    pub villa_reads: domain::villas::VillaReads,
     pub core: CoreSettings,
     pub api: ApiSettings,
 }
@@ -32,13 +32,13 @@ pub struct Shared {
 impl Shared {
     pub fn new(pool: PgPool, queues: JobQueues, core: CoreSettings, api: ApiSettings) -> Self {
         Self {
-            pool,
             queues,
             verifier: JwksVerifier::new(api.auth.clone()),
             cipher: FieldCipher::new(&core.data_encryption_key),
             store: DocumentStore::from_settings(&core),
             monitor: Monitor::new(api.slow_request),
-            villa_totals: domain::villas::TotalsCache::default(),
+            villa_reads: domain::villas::VillaReads::new(pool.clone()),
+            pool,
             core,
             api,
         }

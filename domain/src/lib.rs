@@ -2,6 +2,7 @@
 //! entities and their SQL, field encryption, and the error type those return. No HTTP framework
 //! and no queue library here: `api` and `workers` build on this.
 
+pub mod batch;
 pub mod crypto;
 pub mod dashboard;
 pub mod db;

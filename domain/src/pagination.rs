@@ -6,7 +6,7 @@ pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
 
 /// A validated page request: `page` from 1, `limit` from 1 to [`MAX_LIMIT`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PageRequest {
     pub page: u32,
     pub limit: u32,

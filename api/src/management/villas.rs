@@ -54,13 +54,10 @@ pub async fn list(
         .and_then(|s| problems.check(VillaStatus::parse("status", s)));
     let search = search_term(&mut problems, q.search.as_deref());
     problems.finish()?;
-    let (data, total) = villas::list(
-        &state.pool,
-        &state.villa_totals,
-        &VillaFilter { status, search },
-        page,
-    )
-    .await?;
+    let (data, total) = state
+        .villa_reads
+        .list(VillaFilter { status, search }, page)
+        .await?;
     Ok(Json(VillaList {
         data,
         pagination: Pagination {
@@ -78,7 +75,7 @@ pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
 ) -> Result<Json<VillaDetail>, AppError> {
-    Ok(Json(villas::get(&state.pool, id).await?))
+    Ok(Json(state.villa_reads.get(id).await?))
 }
 
 /// The closed set of `propertyType` (the same as `domain::onboarding::records::PROPERTY_TYPES`,

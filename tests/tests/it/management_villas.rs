@@ -116,6 +116,100 @@ async fn one_villa_by_id(pool: PgPool) {
     assert_error_shape("management", &body, 404, "NOT_FOUND");
 }
 
+/// The by-id and list reads are batched across concurrent requests: each caller still gets its
+/// own villa (or its own 404, or its own page), and a read that follows a write sees the write.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn concurrent_reads_each_get_their_own_answer(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let mut villas = Vec::new();
+    for i in 0..30 {
+        let city = if i % 3 == 0 { "Ubud" } else { "Galle" };
+        let id = insert_villa(
+            &pool,
+            &format!("CC-{i:03}"),
+            &format!("Villa {i}"),
+            city,
+            "Asia",
+            true,
+        )
+        .await;
+        villas.push((id, format!("Villa {i}")));
+    }
+    let unknown: Vec<Uuid> = (0..10).map(|_| Uuid::now_v7()).collect();
+    let by_id = villas
+        .iter()
+        .map(|(id, name)| (*id, Some(name.clone())))
+        .chain(unknown.iter().map(|id| (*id, None)))
+        .map(|(id, name)| {
+            let app = &app;
+            async move {
+                let (status, body) =
+                    json(app.get(&format!("/management/villas/{id}"), "viewer").await).await;
+                match name {
+                    Some(name) => {
+                        assert_eq!(status, 200, "{body}");
+                        assert_eq!(body["id"], id.to_string());
+                        assert_eq!(body["name"], name.as_str());
+                    }
+                    None => assert_eq!(status, 404, "{body}"),
+                }
+            }
+        });
+    let pages = [
+        ("ubud", 1, 10),
+        ("ubud", 2, 0),
+        ("galle", 1, 20),
+        ("galle", 2, 0),
+        ("cc-", 3, 0),
+    ]
+    .into_iter()
+    .map(|(term, page, rows)| {
+        let app = &app;
+        async move {
+            let (status, body) = json(
+                app.get(
+                    &format!("/management/villas?search={term}&page={page}&limit=20"),
+                    "viewer",
+                )
+                .await,
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(
+                body["data"].as_array().unwrap().len(),
+                rows,
+                "{term} page {page}"
+            );
+            let expected = match term {
+                "ubud" => 10,
+                "galle" => 20,
+                _ => 30,
+            };
+            assert_eq!(body["pagination"]["total"], expected, "{term}");
+        }
+    });
+    futures::future::join(
+        futures::future::join_all(by_id),
+        futures::future::join_all(pages),
+    )
+    .await;
+
+    let (renamed, _) = &villas[0];
+    sqlx::query("UPDATE villas SET villa_name = 'Villa Renamed' WHERE id = $1")
+        .bind(renamed)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (_, body) = json(
+        app.get(&format!("/management/villas/{renamed}"), "viewer")
+            .await,
+    )
+    .await;
+    assert_eq!(body["name"], "Villa Renamed");
+    let (_, body) = json(app.get("/management/villas?search=renamed", "viewer").await).await;
+    assert_eq!(body["pagination"]["total"], 1);
+}
+
 fn urlencode(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
