@@ -103,12 +103,12 @@ macro_rules! status_matches {
     };
 }
 
-/// The management list's totals by (status, search pattern), each with the
-/// `villa_list_version` it was counted at (migration 0005): reused only while that version is
-/// current, so a total is never stale. Bounded: emptied when it reaches [`Self::MAX_ENTRIES`].
 /// A list filter as cached: (status, LIKE pattern).
 type TotalsKey = (Option<&'static str>, Option<String>);
 
+/// The management list's totals by (status, search pattern), each with the
+/// `villa_list_version` it was counted at (migration 0005): reused only while that version is
+/// current, so a total is never stale. Bounded: emptied when it reaches [`Self::MAX_ENTRIES`].
 #[derive(Debug, Default)]
 struct TotalsCache(std::sync::Mutex<HashMap<TotalsKey, (i64, i64)>>);
 

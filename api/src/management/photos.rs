@@ -7,7 +7,7 @@ use domain::{
     Problems, media,
     pagination::PageRequest,
     photos::{self, NewPhoto},
-    storage::{PhotoCategory, SafeName},
+    storage::PhotoCategory,
 };
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -89,29 +89,7 @@ pub async fn upload(
         Some(c) => problems.check(PhotoCategory::parse("category", c)),
         None => Some(PhotoCategory::ExteriorViews),
     };
-    let subfolder = match (category, form.text("subfolder")) {
-        (Some(PhotoCategory::Bedrooms), None) => {
-            problems.push(
-                "subfolder",
-                "required",
-                "subfolder (the bedroom's name) is required for bedrooms",
-            );
-            None
-        }
-        (Some(PhotoCategory::Bedrooms), Some(raw)) => {
-            problems.check(SafeName::parse("subfolder", raw))
-        }
-        (Some(_), Some(_)) => {
-            problems.push(
-                "subfolder",
-                "not_allowed",
-                "subfolder is only for the bedrooms category",
-            );
-            None
-        }
-        (None, _) => None,
-        (Some(_), None) => None,
-    };
+    let subfolder = PhotoCategory::parse_subfolder(category, form.text("subfolder"), &mut problems);
     let mut short_text = |name: &str| {
         let text = form.text(name).map(str::to_owned);
         if text.as_ref().is_some_and(|t| t.chars().count() > 500) {

@@ -10,7 +10,7 @@ use domain::{
     Problems, media,
     photos::{self, NewPhoto},
     record::members,
-    storage::{PhotoCategory, SafeName},
+    storage::PhotoCategory,
 };
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -65,28 +65,8 @@ pub async fn upload_photo(state: &AppState, body: Object) -> Result<Reply, AppEr
     let villa_id = villa_id(&body, &mut problems);
     let category = text(&body, "category", true, &mut problems)
         .and_then(|c| problems.check(PhotoCategory::parse("category", c)));
-    let subfolder = match (category, text(&body, "subfolder", false, &mut problems)) {
-        (Some(PhotoCategory::Bedrooms), None) => {
-            problems.push(
-                "subfolder",
-                "required",
-                "subfolder (the bedroom's name) is required for bedrooms",
-            );
-            None
-        }
-        (Some(PhotoCategory::Bedrooms), Some(raw)) => {
-            problems.check(SafeName::parse("subfolder", raw))
-        }
-        (Some(_), Some(_)) => {
-            problems.push(
-                "subfolder",
-                "not_allowed",
-                "subfolder is only for the bedrooms category",
-            );
-            None
-        }
-        (_, _) => None,
-    };
+    let subfolder_raw = text(&body, "subfolder", false, &mut problems);
+    let subfolder = PhotoCategory::parse_subfolder(category, subfolder_raw, &mut problems);
     let file_name = file_name(&body, &mut problems);
     let caption = members::text(&body, "caption", "", 500, &mut problems);
     let alt_text = members::text(&body, "altText", "", 500, &mut problems);

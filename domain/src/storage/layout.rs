@@ -181,6 +181,35 @@ impl PhotoCategory {
         let lower = raw.trim().to_ascii_lowercase();
         crate::error::one_of(field, &lower, &Self::ALL, Self::request_name)
     }
+
+    /// Checks `subfolder` against the category (unknown: `None`, already reported): a bedroom's
+    /// photos need the bedroom's name, no other category takes one.
+    pub fn parse_subfolder(
+        category: Option<Self>,
+        raw: Option<&str>,
+        problems: &mut crate::Problems,
+    ) -> Option<SafeName> {
+        match (category?, raw) {
+            (Self::Bedrooms, None) => {
+                problems.push(
+                    "subfolder",
+                    "required",
+                    "subfolder (the bedroom's name) is required for bedrooms",
+                );
+                None
+            }
+            (Self::Bedrooms, Some(raw)) => problems.check(SafeName::parse("subfolder", raw)),
+            (_, Some(_)) => {
+                problems.push(
+                    "subfolder",
+                    "not_allowed",
+                    "subfolder is only for the bedrooms category",
+                );
+                None
+            }
+            (_, None) => None,
+        }
+    }
 }
 
 /// The villa's folder name: its sanitized code, then the first 8 hex digits of its id, so that
