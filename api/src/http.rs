@@ -16,6 +16,10 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Logs one line per request (method, path, status, duration, request id) inside a span that
 /// carries the request id, so every log line of the request, errors included, names it.
+///
+/// The span is at ERROR level: a span is only entered (and its fields only reach the lines
+/// logged inside it) when the filter enables its level, so an INFO span left the `warn` and
+/// `error` lines of `RUST_LOG=warn` without their request id.
 pub async fn log_requests(req: Request, next: Next) -> Response {
     let started = Instant::now();
     let request_id = req
@@ -27,7 +31,7 @@ pub async fn log_requests(req: Request, next: Next) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let span =
-        tracing::info_span!("request", request_id = %request_id, method = %method, path = %path);
+        tracing::error_span!("request", request_id = %request_id, method = %method, path = %path);
     let res = next.run(req).instrument(span.clone()).await;
     let status = res.status().as_u16();
     let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -80,4 +84,79 @@ pub async fn preflight_no_content(req: Request, next: Next) -> Response {
         *res.status_mut() = StatusCode::NO_CONTENT;
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::{Router, body::Body, routing::get};
+    use tower::{ServiceBuilder, ServiceExt as _};
+    use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+    use tracing_subscriber::EnvFilter;
+
+    use crate::error::AppError;
+
+    /// What the subscriber wrote, line by line.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// With `RUST_LOG=warn` the internal error's line still names its request (it did not while
+    /// the request span was at INFO level, which `warn` disables).
+    #[tokio::test]
+    async fn warn_level_error_lines_carry_the_request_id() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber =
+            domain::process::log_subscriber(EnvFilter::new("warn"), true, move || writer.clone());
+        let _guard = tracing::subscriber::set_default(subscriber);
+
+        let app = Router::new()
+            .route(
+                "/boom",
+                get(|| async { AppError::Internal(anyhow::anyhow!("deadlock detected")) }),
+            )
+            .layer(
+                ServiceBuilder::new()
+                    .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+                    .layer(PropagateRequestIdLayer::x_request_id())
+                    .layer(axum::middleware::from_fn(super::log_requests)),
+            );
+        let req = axum::http::Request::get("/boom")
+            .header("x-request-id", "req-4242")
+            .body(Body::empty())
+            .unwrap();
+        let res = app.oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 500);
+
+        let out = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let internal = lines
+            .iter()
+            .find(|l| l["message"] == "internal error")
+            .unwrap_or_else(|| panic!("no internal error line in {out}"));
+        assert_eq!(internal["level"], "ERROR");
+        assert_eq!(internal["span"]["request_id"], "req-4242", "{internal}");
+        assert!(internal["error"].as_str().unwrap().contains("deadlock"));
+        let summary = lines
+            .iter()
+            .find(|l| l["message"] == "request failed")
+            .unwrap_or_else(|| panic!("no request line in {out}"));
+        assert_eq!(summary["span"]["request_id"], "req-4242");
+        // Nothing at INFO level was written under `warn`.
+        assert!(lines.iter().all(|l| l["level"] != "INFO"), "{out}");
+    }
 }

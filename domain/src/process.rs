@@ -7,20 +7,36 @@ use tracing_subscriber::{EnvFilter, fmt, prelude::*};
 /// lines in development. `RUST_LOG` filters; the default is `info`.
 pub fn init_logging(json: bool) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let registry = tracing_subscriber::registry().with(filter);
     // A second init (tests running several processes' code in one binary) keeps the first.
-    let _ = if json {
-        registry
-            .with(
+    let _ = log_subscriber(filter, json, std::io::stdout).try_init();
+}
+
+/// The subscriber every process logs through, writing to `writer`; tests use it to read what a
+/// process would log. Each JSON line carries the fields of the spans it was written in (the
+/// request span's `request_id`).
+pub fn log_subscriber<W>(
+    filter: EnvFilter,
+    json: bool,
+    writer: W,
+) -> Box<dyn tracing::Subscriber + Send + Sync>
+where
+    W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    let registry = tracing_subscriber::registry().with(filter);
+    if json {
+        Box::new(
+            registry.with(
                 fmt::layer()
                     .json()
                     .flatten_event(true)
-                    .with_current_span(true),
-            )
-            .try_init()
+                    .with_current_span(true)
+                    .with_span_list(true)
+                    .with_writer(writer),
+            ),
+        )
     } else {
-        registry.with(fmt::layer().compact()).try_init()
-    };
+        Box::new(registry.with(fmt::layer().compact().with_writer(writer)))
+    }
 }
 
 /// Completes on SIGTERM or SIGINT.
