@@ -61,8 +61,8 @@ pub struct NewDocument {
 }
 
 /// Records the upload with its bytes and final storage path; returns (id, storage path). A
-/// second file of the same name in the same folder gets the record id's first 8 hex digits
-/// before its extension instead of replacing the first.
+/// second file of the same name in the same folder gets a suffix from the record's id before its
+/// extension instead of replacing the first ([`SafeName::candidates`]).
 pub async fn insert_pending(
     conn: &mut PgConnection,
     doc: &NewDocument,
@@ -90,9 +90,11 @@ pub async fn insert_pending(
             return Ok((id, path));
         }
     }
-    Err(Error::Conflict(
-        "a file with this name is being stored in this folder; retry".into(),
-    ))
+    // The last candidate carries the whole (unique) id: only a broken invariant gets here.
+    Err(Error::Internal(anyhow::anyhow!(
+        "no free storage name for upload {id} ({})",
+        doc.file_name
+    )))
 }
 
 /// A document as the onboarding API shows it.

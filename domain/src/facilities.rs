@@ -1,7 +1,6 @@
 //! A villa's facilities checklist (wizard step 8): items with category, availability, quantity,
 //! condition and an optional photo held in the database.
 
-use base64::Engine as _;
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
@@ -91,7 +90,7 @@ pub fn parse_checklist(
         let notes = members::text(obj, "notes", &p, 2000, problems);
         let photo = match obj.get("photo").or_else(|| obj.get("photoData")) {
             None | Some(Value::Null) => None,
-            Some(Value::String(b64)) => match decode_base64(b64) {
+            Some(Value::String(b64)) => match crate::uploads::decode_base64(b64) {
                 None => {
                     problems.push(format!("{p}photo"), "invalid_format", "must be base64");
                     None
@@ -140,28 +139,6 @@ pub fn parse_checklist(
         });
     }
     Some(out)
-}
-
-/// Base64 as browsers send it: standard alphabet, optional padding, optionally behind a
-/// `data:<type>;base64,` prefix, whitespace ignored.
-pub fn decode_base64(raw: &str) -> Option<Vec<u8>> {
-    let body = match raw.split_once(";base64,") {
-        Some((head, body)) if head.starts_with("data:") => body,
-        _ => raw,
-    };
-    let cleaned: String;
-    let body = if body.bytes().any(|b| b.is_ascii_whitespace()) {
-        cleaned = body.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-        cleaned.as_str()
-    } else {
-        body
-    };
-    let engine = base64::engine::GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        base64::engine::GeneralPurposeConfig::new()
-            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
-    );
-    engine.decode(body).ok()
 }
 
 /// Makes `items` the villa's whole checklist.

@@ -20,6 +20,7 @@ pub mod record;
 pub mod settings;
 pub mod staff;
 pub mod storage;
+pub mod uploads;
 pub mod villas;
 
 pub use db::MIGRATOR;

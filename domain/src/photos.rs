@@ -90,9 +90,11 @@ pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result
             return Ok(id);
         }
     }
-    Err(Error::Conflict(
-        "a photo with this name is being stored in this folder; retry".into(),
-    ))
+    // The last candidate carries the whole (unique) id: only a broken invariant gets here.
+    Err(Error::Internal(anyhow::anyhow!(
+        "no free storage name for upload {id} ({})",
+        photo.file_name
+    )))
 }
 
 /// Locks the villa (so that cover changes of one villa are applied one after the other; uploads

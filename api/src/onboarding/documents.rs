@@ -8,7 +8,6 @@ use axum::{
 use domain::{
     Problems,
     documents::{self, NewDocument, StoredContent},
-    facilities::decode_base64,
     storage::{DocumentType, SafeName, StoragePath},
 };
 use serde_json::Value;
@@ -75,7 +74,7 @@ pub fn file_content(body: &Object, max: usize, problems: &mut Problems) -> Optio
         );
         return None;
     }
-    let Some(bytes) = decode_base64(raw) else {
+    let Some(bytes) = domain::uploads::decode_base64(raw) else {
         problems.push(
             "fileContent",
             "invalid_format",

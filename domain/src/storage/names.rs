@@ -62,13 +62,18 @@ impl SafeName {
         SafeName(format!("{stem}-{suffix}{ext}"))
     }
 
-    /// The names an upload with record id `id` may take in its folder: this one, else this one
-    /// with the id's first 8 hex digits, so that a second file of one name never replaces the
-    /// first.
-    pub fn candidates(&self, id: uuid::Uuid) -> [SafeName; 2] {
+    /// The names an upload with record id `id` may take in its folder, in order: this one; this
+    /// one with the last 8 hex digits of the id; this one with the whole id. A second file of
+    /// one name never replaces the first, and every file gets a name of its own: the short
+    /// suffix is the id's random tail (a v7 id begins with its timestamp, so its first digits
+    /// repeat for every upload within a minute), and the whole id is unique, so the last name
+    /// cannot be taken by another record.
+    pub fn candidates(&self, id: uuid::Uuid) -> [SafeName; 3] {
+        let hex = id.simple().to_string();
         [
             self.clone(),
-            self.with_suffix(&id.simple().to_string()[..8]),
+            self.with_suffix(&hex[hex.len() - 8..]),
+            self.with_suffix(&hex),
         ]
     }
 
@@ -147,6 +152,27 @@ mod tests {
         assert_eq!(n.with_suffix("0193ab12").as_str(), "rules-0193ab12.pdf");
         let n = SafeName::parse("f", ".env").unwrap();
         assert_eq!(n.with_suffix("ab").as_str(), ".env-ab");
+    }
+
+    #[test]
+    fn uploads_of_one_name_in_one_instant_get_names_of_their_own() {
+        let n = SafeName::parse("f", "same.txt").unwrap();
+        let ids: Vec<uuid::Uuid> = (0..1000).map(|_| uuid::Uuid::now_v7()).collect();
+        let short: std::collections::HashSet<String> = ids
+            .iter()
+            .map(|id| n.candidates(*id)[1].as_str().to_owned())
+            .collect();
+        // 1000 ids made within a millisecond or two: the short suffixes (32 random bits) differ.
+        assert!(short.len() >= 999, "{} distinct", short.len());
+        let full: std::collections::HashSet<String> = ids
+            .iter()
+            .map(|id| n.candidates(*id)[2].as_str().to_owned())
+            .collect();
+        assert_eq!(full.len(), ids.len());
+        let [first, second, third] = n.candidates(ids[0]);
+        assert_eq!(first.as_str(), "same.txt");
+        assert!(second.as_str().starts_with("same-") && second.as_str().ends_with(".txt"));
+        assert_eq!(third.as_str().len(), "same-.txt".len() + 32);
     }
 
     #[test]

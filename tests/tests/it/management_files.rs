@@ -480,3 +480,59 @@ fn png() -> Vec<u8> {
     img.write_to(&mut out, image::ImageFormat::Png).unwrap();
     out.into_inner()
 }
+
+/// Ten uploads of one file name within a second are all accepted, each under a name of its own,
+/// and all reach the store with their own bytes (the suffix once came from the time-ordered part
+/// of the id, so the third upload within a minute was refused with 409).
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn uploads_of_one_name_in_one_second_are_all_kept(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let villa = create_villa(&app, "Villa Same Name").await;
+    let path = format!("/management/villas/{villa}/documents");
+    let started = std::time::Instant::now();
+    let uploads = (0..10u8).map(|i| {
+        let form = Form::new()
+            .part("file", file("same.txt", vec![b'a' + i; 100], "text/plain"))
+            .text("documentType", "OTHER");
+        let (app, path) = (&app, &path);
+        async move { (i, upload(app, path, form).await) }
+    });
+    let answers = futures::future::join_all(uploads).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut stored_names = std::collections::HashSet::new();
+    let mut expected = Vec::new();
+    for (i, (status, doc)) in answers {
+        assert_eq!(status, 201, "upload {i}: {doc}");
+        let storage_path = doc["storagePath"].as_str().unwrap().to_owned();
+        assert!(
+            stored_names.insert(storage_path.clone()),
+            "{storage_path} twice"
+        );
+        expected.push((doc["id"].as_str().unwrap().to_owned(), storage_path, i));
+    }
+    assert!(stored_names.iter().any(|p| p.ends_with("/same.txt")));
+
+    let _worker = app.worker(registry());
+    let stored = eventually(Duration::from_secs(30), || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM documents WHERE villa_id = $1::uuid AND storage_file_id IS NOT NULL",
+        )
+        .bind(&villa)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        (n == 10).then_some(())
+    })
+    .await;
+    assert!(stored.is_some(), "not every upload reached the store");
+    for (id, storage_path, i) in expected {
+        let bytes = tokio::fs::read(app.core.storage_local_dir.join(&storage_path))
+            .await
+            .unwrap_or_else(|e| panic!("{storage_path} ({id}): {e}"));
+        assert_eq!(bytes, vec![b'a' + i; 100], "{storage_path}");
+    }
+}
