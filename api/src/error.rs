@@ -146,6 +146,17 @@ impl AppError {
         AppError::Validation(vec![FieldError::new(field, code, message)])
     }
 
+    /// Postgres refused the transaction only because of a concurrent one (deadlock broken,
+    /// serialization failure): running it again succeeds.
+    pub fn is_transient_conflict(&self) -> bool {
+        match self {
+            AppError::Internal(e) => e
+                .downcast_ref::<sqlx::Error>()
+                .is_some_and(domain::db::is_transient_conflict),
+            _ => false,
+        }
+    }
+
     pub fn info(&self) -> ErrorInfo {
         match self {
             AppError::Unauthorized(m) => {
@@ -233,6 +244,27 @@ impl IntoResponse for AppError {
         *res.status_mut() = info.status;
         res.extensions_mut().insert(info);
         res
+    }
+}
+
+/// Runs `transaction` (a whole transaction, begun and committed inside) again when Postgres
+/// refused it for a transient conflict, up to [`domain::db::TRANSACTION_ATTEMPTS`] times, so
+/// that a client never sees a 500 for work that merely collided with other work.
+pub async fn retry_transient<T, F, Fut>(mut transaction: F) -> Result<T, AppError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, AppError>>,
+{
+    let mut attempt = 1;
+    loop {
+        match transaction().await {
+            Err(e) if e.is_transient_conflict() && attempt < domain::db::TRANSACTION_ATTEMPTS => {
+                attempt += 1;
+                tracing::info!(attempt, error = %e, "transaction refused for a concurrent one; running it again");
+                tokio::time::sleep(domain::db::retry_pause(attempt)).await;
+            }
+            other => return other,
+        }
     }
 }
 

@@ -34,3 +34,22 @@ pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool,
         .connect_with(options.application_name("villa-platform"))
         .await
 }
+
+/// Whether Postgres refused a transaction only because of what ran beside it: a deadlock it
+/// broke (`40P01`) or a serialization failure (`40001`). Such a transaction can be run again as
+/// it was, and succeeds once the other has finished.
+pub fn is_transient_conflict(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("40P01" | "40001")))
+}
+
+/// How many times a transaction refused for a [transient conflict](is_transient_conflict) is
+/// run before the refusal is reported.
+pub const TRANSACTION_ATTEMPTS: u32 = 5;
+
+/// The pause before attempt `attempt` (from 2) of a refused transaction: a few milliseconds,
+/// growing, with jitter so that the transactions that collided do not collide again.
+pub fn retry_pause(attempt: u32) -> Duration {
+    let base = 5u64 << attempt.min(6);
+    let jitter = u64::from(uuid::Uuid::new_v4().as_bytes()[0]) % base.max(1);
+    Duration::from_millis(base + jitter)
+}

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::{
     auth::CurrentUser,
-    error::AppError,
+    error::{AppError, retry_transient},
     extract::{ApiJson, ApiPath},
     onboarding::Object,
     state::AppState,
@@ -68,10 +68,14 @@ pub async fn update_step(
         }
     };
     let (step, status) = problems.finish_with((|| Some((step?, status?)))())?;
-    let mut tx = state.pool.begin().await?;
-    progress::set_step_status(&mut tx, villa_id, step, status, &user.subject).await?;
-    let overview = progress::overview(&mut tx, villa_id).await?;
-    tx.commit().await?;
+    let overview = retry_transient(|| async {
+        let mut tx = state.pool.begin().await?;
+        progress::set_step_status(&mut tx, villa_id, step, status, &user.subject).await?;
+        let overview = progress::overview(&mut tx, villa_id).await?;
+        tx.commit().await?;
+        Ok(overview)
+    })
+    .await?;
     Ok(Json(overview))
 }
 

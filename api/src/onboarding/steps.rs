@@ -20,7 +20,10 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::Object;
-use crate::{error::AppError, state::AppState};
+use crate::{
+    error::{AppError, retry_transient},
+    state::AppState,
+};
 
 /// A step's checked data.
 pub enum StepData {
@@ -116,7 +119,7 @@ pub struct Saved {
 
 /// Saves steps in one transaction after checking `If-Match`; `complete` marks each step done
 /// (`Some(false)` marks it back in progress, `None` leaves its status). Returns the new
-/// progress.
+/// progress. A transaction Postgres refused because of a concurrent save is run again.
 pub async fn save(
     state: &AppState,
     villa_id: Uuid,
@@ -125,22 +128,26 @@ pub async fn save(
     complete: Option<bool>,
     by: &str,
 ) -> Result<(Vec<Saved>, Progress), AppError> {
-    let mut tx = state.pool.begin().await?;
-    progress::begin_write(&mut tx, villa_id, if_match).await?;
-    let mut saved = Vec::new();
-    for (step, data) in steps {
-        write(&mut tx, villa_id, &data).await?;
-        if let Some(done) = complete {
-            progress::set_step(&mut tx, villa_id, step, done, by).await?;
+    let steps = &steps;
+    retry_transient(|| async move {
+        let mut tx = state.pool.begin().await?;
+        progress::begin_write(&mut tx, villa_id, if_match).await?;
+        let mut saved = Vec::new();
+        for (step, data) in steps {
+            write(&mut tx, villa_id, data).await?;
+            if let Some(done) = complete {
+                progress::set_step(&mut tx, villa_id, *step, done, by).await?;
+            }
+            saved.push(Saved {
+                step: *step,
+                saved_fields: data.saved_fields(),
+            });
         }
-        saved.push(Saved {
-            step,
-            saved_fields: data.saved_fields(),
-        });
-    }
-    let progress = progress::get(&mut tx, villa_id).await?;
-    tx.commit().await?;
-    Ok((saved, progress))
+        let progress = progress::get(&mut tx, villa_id).await?;
+        tx.commit().await?;
+        Ok((saved, progress))
+    })
+    .await
 }
 
 /// Saves one step (see [`save`]) and answers `{success, villaId, step, stepName, savedFields,

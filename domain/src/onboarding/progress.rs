@@ -257,15 +257,21 @@ pub async fn start(conn: &mut PgConnection, villa_id: Uuid) -> Result<()> {
 
 /// Opens a write to the villa's onboarding inside the caller's transaction: checks that the
 /// villa exists, starts its onboarding if needed, and, when `if_match` is given, that the
-/// record is still at that version. Locks the record until the transaction ends, so two saves
-/// of one onboarding are applied one after the other; bumps the version.
+/// record is still at that version; bumps the version.
+///
+/// The villa's row is locked first (`FOR NO KEY UPDATE`, which plain reads, uploads and
+/// foreign-key checks do not wait for), and held until the transaction ends: one lock per
+/// villa, always taken before the progress, the steps, the owner or anything else a step
+/// writes, so concurrent saves of one villa run one after the other and never wait on each other
+/// in opposite orders. (Taking only a key-share lock here and the villa's row lock later, in
+/// step 2's owner upsert, deadlocked two saves that each held the one the other wanted.)
 pub async fn begin_write(
     conn: &mut PgConnection,
     villa_id: Uuid,
     if_match: Option<i32>,
 ) -> Result<i32> {
     let exists: Option<bool> =
-        sqlx::query_scalar("SELECT true FROM villas WHERE id = $1 FOR KEY SHARE")
+        sqlx::query_scalar("SELECT true FROM villas WHERE id = $1 FOR NO KEY UPDATE")
             .bind(villa_id)
             .fetch_optional(&mut *conn)
             .await?;

@@ -324,7 +324,9 @@ pub async fn update_villa(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch
 /// says otherwise) and links it. Returns the owner's id.
 pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<Uuid> {
     let linked: Option<Option<Uuid>> =
-        sqlx::query_scalar("SELECT owner_id FROM villas WHERE id = $1 FOR UPDATE")
+        // NO KEY UPDATE: the lock every write of a villa takes first (progress::begin_write);
+        // FOR UPDATE would also wait for other transactions' foreign-key checks on the villa.
+        sqlx::query_scalar("SELECT owner_id FROM villas WHERE id = $1 FOR NO KEY UPDATE")
             .bind(villa_id)
             .fetch_optional(&mut *conn)
             .await?;
