@@ -11,10 +11,27 @@
 //! - **Lease keeper**: renews the leases of this process's running jobs.
 //! - **Supervisor**: a consumer that stops on a Redis error (Redis restarted, unreachable) is
 //!   built again after a backoff, so the process outlives Redis outages.
+//! - **Polling on tokio's clock, and a watchdog**: apalis wakes an idle consumer with timers of
+//!   `futures-timer`, whose one global helper thread was seen parked for good while the process
+//!   lived on: the consumer then never asked Redis for work again and stopped heartbeating (300 s
+//!   later another worker's heartbeat dropped its registration, hence "worker not registered" at
+//!   SIGTERM; the scheduler's vacuum only deletes finished tasks' data). So consumers are woken
+//!   by a tokio interval ([`TokioPoll`]), which also records each time the consumer asks for
+//!   work. A watchdog on tokio's clock rebuilds a consumer that has not asked for `lease / 2`
+//!   while it had free slots and Redis answered, and if the rebuilt one does not ask either,
+//!   [`run`] ends with [`Stalled`] so the process exits non-zero and its supervisor restarts it:
+//!   within `JOB_LEASE_SECS` either way.
 //! - **Shutdown**: on the token, consumers stop taking work, in-flight jobs get
 //!   `shutdown_grace` to finish, and what is still running is handed back to the queue.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, AtomicUsize, Ordering},
+    },
+    task::{Context, Poll},
+    time::Duration,
+};
 
 use apalis::prelude::*;
 use apalis_redis::RedisStorage;
@@ -58,8 +75,20 @@ pub async fn main(family: &str, registry: JobRegistry) -> anyhow::Result<()> {
         settings: settings.jobs.clone(),
         name: process_name(family).into(),
     });
-    run(rt, domain::process::shutdown_token()).await;
+    // A stalled consumer ends the process with an error: exit status 1, and its supervisor
+    // (Procfile runner, compose's restart policy, Kubernetes) starts a fresh one.
+    run(rt, domain::process::shutdown_token()).await?;
     Ok(())
+}
+
+/// A consumer asked for no work for too long, even after it was rebuilt.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the consumer of queue `{queue}` stopped asking for work ({idle:?} idle with free slots while Redis answered), even after it was rebuilt"
+)]
+pub struct Stalled {
+    pub queue: &'static str,
+    pub idle: Duration,
 }
 
 pub fn process_name(family: &str) -> String {
@@ -69,29 +98,44 @@ pub fn process_name(family: &str) -> String {
 }
 
 /// Runs the worker until `shutdown` is cancelled, then drains as described in the module docs.
-pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) {
+/// Ends early, after the same drain, with [`Stalled`] when a consumer stalls for good.
+pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), Stalled> {
     let queues = rt.registry.queues();
     tracing::info!(worker = %rt.name, queues = ?queues.iter().map(|q| q.name()).collect::<Vec<_>>(), "worker starting");
 
     // Lease renewal must outlive the consumers' drain, so it has its own token.
     let keeper_stop = CancellationToken::new();
     let keeper = tokio::spawn(lease_keeper(rt.clone(), keeper_stop.clone()));
-    let dispatcher = tokio::spawn(dispatcher(rt.clone(), queues.clone(), shutdown.clone()));
-    let consumers: Vec<JoinHandle<()>> = queues
+    // Cancelled by the shutdown signal, or by a consumer that stalled for good.
+    let stop = shutdown.child_token();
+    let dispatcher = tokio::spawn(dispatcher(rt.clone(), queues.clone(), stop.clone()));
+    let consumers: Vec<JoinHandle<Result<(), Stalled>>> = queues
         .iter()
-        .map(|&q| tokio::spawn(supervise_consumer(rt.clone(), q, shutdown.clone())))
+        .map(|&q| {
+            let (rt, stop) = (rt.clone(), stop.clone());
+            tokio::spawn(async move {
+                let outcome = supervise_consumer(rt, q, stop.clone()).await;
+                if outcome.is_err() {
+                    stop.cancel();
+                }
+                outcome
+            })
+        })
         .collect();
 
-    shutdown.cancelled().await;
+    stop.cancelled().await;
     let grace = rt.settings.shutdown_grace;
-    if tokio::time::timeout(grace, join_all(consumers))
-        .await
-        .is_err()
-    {
-        tracing::warn!(
+    let mut stalled = None;
+    match tokio::time::timeout(grace, join_all(consumers)).await {
+        Ok(outcomes) => {
+            stalled = outcomes
+                .into_iter()
+                .find_map(|o| o.ok().and_then(Result::err));
+        }
+        Err(_) => tracing::warn!(
             ?grace,
             "in-flight jobs did not finish within the grace period"
-        );
+        ),
     }
     keeper_stop.cancel();
     let _ = keeper.await;
@@ -101,31 +145,169 @@ pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) {
         Ok(n) => tracing::info!(count = n, "handed unfinished jobs back to the queue"),
         Err(error) => tracing::error!(%error, "hand back failed; leases will expire instead"),
     }
-    tracing::info!(worker = %rt.name, "worker stopped");
+    match stalled {
+        None => {
+            tracing::info!(worker = %rt.name, "worker stopped");
+            Ok(())
+        }
+        Some(stalled) => {
+            tracing::error!(worker = %rt.name, %stalled, "worker stopping: it cannot take work");
+            Err(stalled)
+        }
+    }
 }
 
-/// Builds the apalis worker of `queue` again whenever it ends with an error, with backoff.
-async fn supervise_consumer(rt: Arc<Runtime>, queue: Queue, shutdown: CancellationToken) {
+/// What the deliveries of one queue's consumer need.
+struct Consumer {
+    rt: Arc<Runtime>,
+    health: Health,
+}
+
+/// What the watchdog of a consumer reads.
+struct Health {
+    /// Deliveries being processed: a consumer with every slot busy rightly asks for nothing.
+    in_flight: AtomicUsize,
+    /// When the consumer last asked its backend for work.
+    asked: Liveness,
+}
+
+impl Health {
+    fn new() -> Self {
+        Self {
+            in_flight: AtomicUsize::new(0),
+            asked: Liveness::new(),
+        }
+    }
+}
+
+/// A moment on tokio's clock, shared between threads: milliseconds since `epoch`.
+#[derive(Clone)]
+struct Liveness {
+    epoch: tokio::time::Instant,
+    last_ms: Arc<AtomicU64>,
+}
+
+impl Liveness {
+    fn new() -> Self {
+        Self {
+            epoch: tokio::time::Instant::now(),
+            last_ms: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    fn idle_for(&self) -> Duration {
+        self.epoch
+            .elapsed()
+            .saturating_sub(Duration::from_millis(self.last_ms.load(Ordering::Relaxed)))
+    }
+}
+
+/// apalis's poll strategy on tokio's clock: wakes the consumer every `poll_interval` (ticks
+/// missed while busy are not made up), and records each time the consumer asks for work.
+pub struct TokioPoll {
+    interval: tokio::time::Interval,
+    asked: Liveness,
+}
+
+impl TokioPoll {
+    fn new(every: Duration, asked: Liveness) -> Self {
+        let mut interval = tokio::time::interval(every);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        Self { interval, asked }
+    }
+}
+
+impl PollStrategy for TokioPoll {
+    fn poll_drive(&mut self, cx: &mut Context<'_>, _: &PollSnapshot) -> Poll<Option<()>> {
+        self.asked.touch();
+        // Consume the ticks that are due, so that the last poll registers the waker for the
+        // next one. apalis polls the backend after this whatever it answers.
+        while self.interval.poll_tick(cx).is_ready() {}
+        Poll::Pending
+    }
+}
+
+/// Completes when the consumer has not asked for work for `stall_after` while it had a free
+/// slot and Redis answered (a consumer waiting on an unreachable Redis is not stalled: it ends on
+/// its own with an error and is rebuilt). Checks on tokio's clock, once a second; answers how
+/// long the consumer had been idle.
+async fn watchdog(
+    consumer: &Health,
+    concurrency: usize,
+    stall_after: Duration,
+    queues: &JobQueues,
+) -> Duration {
+    let mut every = tokio::time::interval(Duration::from_secs(1).min(stall_after / 2));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let idle = consumer.asked.idle_for();
+        if idle < stall_after || consumer.in_flight.load(Ordering::Relaxed) >= concurrency {
+            continue;
+        }
+        if tokio::time::timeout(Duration::from_secs(2), queues.ping())
+            .await
+            .is_ok_and(|r| r.is_ok())
+        {
+            return consumer.asked.idle_for();
+        }
+    }
+}
+
+/// Builds the apalis worker of `queue` again whenever it ends with an error (with backoff) or
+/// stalls (at once). Two stalls in a row, with no work asked for in between, are [`Stalled`].
+async fn supervise_consumer(
+    rt: Arc<Runtime>,
+    queue: Queue,
+    shutdown: CancellationToken,
+) -> Result<(), Stalled> {
     let mut generation = 0u32;
     let mut backoff = Duration::from_millis(200);
+    let stall_after = (rt.settings.lease / 2).max(Duration::from_secs(2));
+    let consumer = Arc::new(Consumer {
+        rt: rt.clone(),
+        health: Health::new(),
+    });
+    let mut stalled_before = false;
     while !shutdown.is_cancelled() {
         generation += 1;
         let started = tokio::time::Instant::now();
+        consumer.health.asked.touch();
         let storage = RedisStorage::<Uuid>::new(rt.queues.connection())
             .with_config(rt.queues.config(queue))
-            .poll_with_interval(rt.settings.poll_interval);
+            .poll_with_strategy(TokioPoll::new(
+                rt.settings.poll_interval,
+                consumer.health.asked.clone(),
+            ));
         let stop = shutdown.clone();
         let worker = WorkerBuilder::new(format!("{}-{}-{generation}", rt.name, queue.name()))
             .backend(storage)
-            .data(rt.clone())
+            .data(consumer.clone())
             .concurrency(rt.settings.concurrency)
             .build(deliver);
-        let outcome = worker
-            .run_until(async move {
+        let outcome = tokio::select! {
+            outcome = worker.run_until(async move {
                 stop.cancelled().await;
                 Ok::<(), std::io::Error>(())
-            })
-            .await;
+            }) => outcome,
+            idle = watchdog(&consumer.health, rt.settings.concurrency, stall_after, &rt.queues) => {
+                // The worker's future is dropped here; deliveries it started run on in their
+                // own tasks and record their outcome.
+                if stalled_before {
+                    return Err(Stalled { queue: queue.name(), idle });
+                }
+                stalled_before = true;
+                tracing::error!(queue = queue.name(), ?idle,
+                    "consumer stopped asking for work with free slots; starting it again");
+                continue;
+            }
+        };
+        stalled_before = false;
         if shutdown.is_cancelled() {
             break;
         }
@@ -143,11 +325,19 @@ async fn supervise_consumer(rt: Arc<Runtime>, queue: Queue, shutdown: Cancellati
         }
         backoff = (backoff * 2).min(Duration::from_secs(5));
     }
+    Ok(())
 }
 
-/// One delivery from Redis: claim, run, record.
-async fn deliver(job_id: Uuid, rt: Data<Arc<Runtime>>) -> Result<(), BoxDynError> {
-    process(&rt, job_id).await;
+/// One delivery from Redis: claim, run, record. The work runs in a task of its own, so that it
+/// finishes and records its outcome even when the watchdog drops the consumer that fetched it.
+async fn deliver(job_id: Uuid, consumer: Data<Arc<Consumer>>) -> Result<(), BoxDynError> {
+    let consumer = Arc::clone(&consumer);
+    consumer.health.in_flight.fetch_add(1, Ordering::Relaxed);
+    let work = tokio::spawn(async move {
+        process(&consumer.rt, job_id).await;
+        consumer.health.in_flight.fetch_sub(1, Ordering::Relaxed);
+    });
+    let _ = work.await;
     Ok(())
 }
 
@@ -282,4 +472,75 @@ pub async fn dispatch_once(rt: &Runtime, queues: &[Queue]) -> anyhow::Result<usi
         tracing::info!(count = pushed, "dispatcher pushed jobs");
     }
     Ok(pushed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queues() -> JobQueues {
+        let url =
+            std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+        JobQueues::new(&url, "watchdog-test").unwrap()
+    }
+
+    /// A consumer that stops asking for work with free slots is reported once `stall_after`
+    /// has passed, not before.
+    #[tokio::test]
+    async fn a_consumer_that_stops_asking_is_reported() {
+        let health = Health::new();
+        health.asked.touch();
+        let started = tokio::time::Instant::now();
+        let idle = watchdog(&health, 4, Duration::from_secs(2), &queues()).await;
+        assert!(idle >= Duration::from_secs(2), "{idle:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    /// A consumer that asks, or whose every slot is busy, is left alone.
+    #[tokio::test]
+    async fn a_consumer_that_asks_or_is_saturated_is_not_stalled() {
+        let asking = Health::new();
+        let toucher = asking.asked.clone();
+        let touching = tokio::spawn(async move {
+            loop {
+                toucher.touch();
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        });
+        let queues = self::queues();
+        let watched = watchdog(&asking, 4, Duration::from_secs(1), &queues);
+        assert!(
+            tokio::time::timeout(Duration::from_secs(3), watched)
+                .await
+                .is_err()
+        );
+        touching.abort();
+
+        let saturated = Health::new();
+        saturated.in_flight.store(4, Ordering::Relaxed);
+        let watched = watchdog(&saturated, 4, Duration::from_secs(1), &queues);
+        assert!(
+            tokio::time::timeout(Duration::from_secs(3), watched)
+                .await
+                .is_err()
+        );
+    }
+
+    /// While Redis does not answer, a consumer that does not ask is waiting on Redis, not
+    /// stalled: it ends with an error on its own and is rebuilt with backoff.
+    #[tokio::test]
+    async fn no_stall_is_reported_while_redis_is_unreachable() {
+        let health = Health::new();
+        let unreachable = JobQueues::new("redis://127.0.0.1:1", "watchdog-test").unwrap();
+        let watched = watchdog(&health, 4, Duration::from_secs(1), &unreachable);
+        assert!(
+            tokio::time::timeout(Duration::from_secs(4), watched)
+                .await
+                .is_err()
+        );
+    }
 }

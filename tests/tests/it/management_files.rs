@@ -521,7 +521,7 @@ async fn uploads_of_one_name_in_one_second_are_all_kept(pool: PgPool) {
         let n: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM documents WHERE villa_id = $1::uuid AND storage_file_id IS NOT NULL",
         )
-        .bind(&villa)
+        .bind(villa)
         .fetch_one(&pool)
         .await
         .unwrap();
