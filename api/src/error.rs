@@ -420,3 +420,124 @@ pub fn body_for(surface: Surface, info: &ErrorInfo) -> Value {
     }
     body
 }
+
+/// The error bodies of the surfaces as [`body_for`] writes them, for the OpenAPI document: every
+/// error status of an operation answers its surface's schema (`openapi::finish`). A test renders
+/// each surface's body and validates it against its schema.
+pub mod schema {
+    use utoipa::ToSchema;
+
+    /// One bad field.
+    #[derive(ToSchema)]
+    #[allow(dead_code)] // documents the body
+    pub struct FieldProblem {
+        /// The field as sent (`ownerDetails.email`, `credentials[1].listingUrl`).
+        field: String,
+        message: String,
+    }
+
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct ManagementErrorBody {
+        /// VALIDATION_ERROR for every 400; UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, ...
+        code: String,
+        message: String,
+        /// One item per bad field (empty for other errors).
+        details: Vec<FieldProblem>,
+    }
+
+    /// `/management` and the platform's routes (`/admin`, health).
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct ManagementError {
+        error: ManagementErrorBody,
+    }
+
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct OnboardingFieldProblem {
+        field: String,
+        message: String,
+        /// required, invalid_format, invalid_type, out_of_range, too_long, ...
+        code: String,
+    }
+
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    #[schema(rename_all = "camelCase")]
+    pub struct OnboardingErrorData {
+        /// VALIDATION_ERROR, MALFORMED_JSON, NOT_FOUND, PRECONDITION_FAILED, ONBOARDING_INCOMPLETE, ...
+        code: String,
+        errors: Vec<OnboardingFieldProblem>,
+    }
+
+    /// `/api`: `{statusCode, statusMessage, data: {code, errors}}`; `data` may carry more
+    /// (`missingSteps`, `completionPercentage` when an incomplete onboarding is completed).
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    #[schema(rename_all = "camelCase")]
+    pub struct OnboardingError {
+        status_code: u16,
+        status_message: String,
+        data: OnboardingErrorData,
+    }
+
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    #[schema(rename_all = "camelCase")]
+    pub struct MaintenanceErrorBody {
+        /// `<ENTITY>_NOT_FOUND` for a missing record (WORK_ORDER_NOT_FOUND, ...), VALIDATION_ERROR, ...
+        code: String,
+        message: String,
+        status_code: u16,
+        /// Every bad field of a VALIDATION_ERROR.
+        fields: Option<Vec<FieldProblem>>,
+    }
+
+    /// `/maintenance`.
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct MaintenanceError {
+        error: MaintenanceErrorBody,
+    }
+
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct InventoryErrorDetails {
+        /// Every bad field of a VALIDATION_ERROR.
+        fields: Option<Vec<FieldProblem>>,
+    }
+
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct InventoryErrorBody {
+        code: String,
+        message: String,
+        /// More about the error (`fields`; `available` and `requested` for INSUFFICIENT_STOCK).
+        details: InventoryErrorDetails,
+    }
+
+    /// `/inventory`.
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct InventoryError {
+        error: InventoryErrorBody,
+    }
+
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ReportingErrorBody {
+        code: String,
+        message: String,
+        /// Seconds to wait before trying again; `null` unless rate limited.
+        retry_after: Option<u64>,
+    }
+
+    /// `/reporting`.
+    #[derive(ToSchema)]
+    #[allow(dead_code)]
+    pub struct ReportingError {
+        error: ReportingErrorBody,
+    }
+}

@@ -35,12 +35,8 @@ use crate::{error::AppError, state::AppState};
 /// Every route, with auth, error rendering and the cross-cutting layers. `dev_jwks` mounts the
 /// development key's JWKS (development only).
 pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
-    let (router, openapi) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .merge(platform::health::router())
-        .merge(platform::jobs::router())
-        .merge(management::router())
-        .merge(onboarding::router(state.core.app_env.is_development()))
-        .split_for_parts();
+    let (router, openapi) = routes(state.core.app_env.is_development()).split_for_parts();
+    let openapi = openapi::finish(openapi);
     let route_catalog = onboarding::docs::catalog(&openapi);
     let mut router = router.merge(SwaggerUi::new("/swagger-ui").url("/openapi.json", openapi));
     if let Some(jwks) = dev_jwks {
@@ -78,6 +74,21 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
                 .layer(RequestBodyLimitLayer::new(body_limit)),
         )
         .with_state(state)
+}
+
+/// Every documented route (the debug routes only in `development`), with its OpenAPI document.
+fn routes(development: bool) -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(platform::health::router())
+        .merge(platform::jobs::router())
+        .merge(management::router())
+        .merge(onboarding::router(development))
+}
+
+/// The OpenAPI document served at `/openapi.json` in production (`villa-api openapi` prints it,
+/// for client generators).
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    openapi::finish(routes(false).split_for_parts().1)
 }
 
 /// Builds the state: pool, queues, verifier. Applies migrations when `migrate` is set (only the

@@ -21,6 +21,8 @@ struct Cli {
 enum Command {
     /// Apply migrations and serve (the default).
     Serve,
+    /// Print the OpenAPI document (as served at /openapi.json) and exit.
+    Openapi,
     /// Development only: print a token signed with the local development key.
     MintToken {
         /// admin, manager, staff or viewer; repeat for several.
@@ -37,10 +39,15 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Some(Command::Openapi) = cli.command {
+        println!("{}", api::openapi_document().to_pretty_json()?);
+        return Ok(());
+    }
     let core = CoreSettings::from_env()?;
     let api = ApiSettings::from_env()?;
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(core, api).await,
+        Command::Openapi => unreachable!("answered before the settings are read"),
         Command::MintToken {
             roles,
             subject,

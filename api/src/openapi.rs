@@ -38,3 +38,159 @@ impl Modify for BearerAuth {
         components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
     }
 }
+
+/// The parts of every operation that follow from the platform's shared rules rather than from
+/// the handler, added once to the whole document so that no handler repeats them:
+/// - `security` from the permission table (`auth::permissions::requirement`): none for public
+///   routes, the bearer token elsewhere; 401 (no valid token) and 403 (the roles do not allow it)
+///   where they apply;
+/// - 400 where a route reads parameters or a body, 404 where it names a record in its path, 413
+///   and 415 where it reads a body;
+/// - every error status answering the surface's error schema (`error::schema`);
+/// - `page` and `limit` as the integers `domain::pagination::PageRequest` accepts.
+pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use crate::auth::permissions::{self, Requirement};
+    use serde_json::{Value, json};
+
+    let mut value = serde_json::to_value(&doc).expect("the OpenAPI document serializes");
+    let schemas = value["components"]["schemas"]
+        .as_object_mut()
+        .expect("the document has component schemas");
+    for (name, schema) in error_schemas() {
+        schemas.insert(name, schema);
+    }
+    let Some(paths) = value["paths"].as_object_mut() else {
+        return doc;
+    };
+    for (path, item) in paths.iter_mut() {
+        let surface = crate::surface::Surface::of_path(path);
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            let Ok(http_method) = method.to_uppercase().parse::<axum::http::Method>() else {
+                continue;
+            };
+            let requirement = permissions::requirement(&http_method, path);
+            let params: Vec<Value> = op["parameters"].as_array().cloned().unwrap_or_default();
+            let has_body = op.get("requestBody").is_some();
+            let has_path_param = params.iter().any(|p| p["in"] == "path");
+            let mut add = Vec::new();
+            match requirement {
+                Requirement::Public => op["security"] = json!([]),
+                Requirement::Authenticated => {
+                    op["security"] = json!([{"bearer": []}]);
+                    add.push(("401", "No valid bearer token"));
+                }
+                Requirement::Permission(..) => {
+                    op["security"] = json!([{"bearer": []}]);
+                    add.push(("401", "No valid bearer token"));
+                    add.push((
+                        "403",
+                        "The token is valid but its roles do not allow this",
+                    ));
+                }
+            }
+            if has_body || !params.is_empty() {
+                add.push((
+                    "400",
+                    "Invalid input: every bad parameter or field is listed",
+                ));
+            }
+            if has_path_param {
+                add.push(("404", "No such record"));
+            }
+            if has_body {
+                add.push(("413", "The body is larger than allowed"));
+                add.push(("415", "The body is not of a content type this route reads"));
+            }
+            let responses = op["responses"]
+                .as_object_mut()
+                .expect("every operation has responses");
+            for (status, description) in add {
+                responses
+                    .entry(status)
+                    .or_insert_with(|| json!({"description": description}));
+            }
+            let error_ref = json!({"$ref": format!("#/components/schemas/{}", error_schema_name(surface))});
+            for (status, response) in responses.iter_mut() {
+                if status.starts_with('4') || status.starts_with('5') {
+                    response["content"] = json!({"application/json": {"schema": error_ref}});
+                }
+            }
+            if let Some(params) = op["parameters"].as_array_mut() {
+                for p in params {
+                    if p["in"] == "query" && (p["name"] == "page" || p["name"] == "limit") {
+                        let max = (p["name"] == "limit").then_some(domain::pagination::MAX_LIMIT);
+                        p["schema"] = match max {
+                            Some(max) => json!({"type": "integer", "minimum": 1, "maximum": max}),
+                            None => json!({"type": "integer", "minimum": 1}),
+                        };
+                    }
+                }
+            }
+        }
+    }
+    serde_json::from_value(value).expect("the finished document is an OpenAPI document")
+}
+
+fn error_schema_name(surface: crate::surface::Surface) -> &'static str {
+    use crate::surface::Surface;
+    match surface {
+        Surface::Management | Surface::Platform => "ManagementError",
+        Surface::Onboarding => "OnboardingError",
+        Surface::Maintenance => "MaintenanceError",
+        Surface::Inventory => "InventoryError",
+        Surface::Reporting => "ReportingError",
+    }
+}
+
+/// The error schemas with the schemas they use, by name.
+fn error_schemas() -> Vec<(String, serde_json::Value)> {
+    use crate::error::schema::*;
+    use utoipa::{PartialSchema, ToSchema};
+    let mut all = Vec::new();
+    ManagementError::schemas(&mut all);
+    OnboardingError::schemas(&mut all);
+    MaintenanceError::schemas(&mut all);
+    InventoryError::schemas(&mut all);
+    ReportingError::schemas(&mut all);
+    all.push(("ManagementError".into(), ManagementError::schema()));
+    all.push(("OnboardingError".into(), OnboardingError::schema()));
+    all.push(("MaintenanceError".into(), MaintenanceError::schema()));
+    all.push(("InventoryError".into(), InventoryError::schema()));
+    all.push(("ReportingError".into(), ReportingError::schema()));
+    all.into_iter()
+        .map(|(name, schema)| {
+            (
+                name,
+                serde_json::to_value(schema).expect("a schema serializes"),
+            )
+        })
+        .collect()
+}
+
+/// A schema written as JSON (computed from a field table, for instance), as utoipa's type.
+pub fn from_json(
+    schema: serde_json::Value,
+) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    serde_json::from_value(schema).expect("a computed schema is a JSON Schema object")
+}
+
+/// Declares a named schema component whose JSON Schema is computed by `$schema` (an expression
+/// giving a `serde_json::Value`), so a handler can name it as a body like any derived type.
+#[macro_export]
+macro_rules! computed_schema {
+    ($(#[$doc:meta])* $name:ident => $schema:expr) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                $crate::openapi::from_json($schema)
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+    };
+}

@@ -49,6 +49,25 @@ pub fn now() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// How the document describes a success answer of this surface: the members of `T` with
+/// `success: true` and the `timestamp` that [`Reply`] adds.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[allow(dead_code)] // documents the answer; `Reply` writes it
+pub struct Answer<T> {
+    /// Always true on a success status.
+    success: bool,
+    #[serde(flatten)]
+    body: T,
+    timestamp: chrono::DateTime<Utc>,
+}
+
+/// `{data, message}`: most answers of this surface.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct DataMessage<T> {
+    pub data: T,
+    pub message: String,
+}
+
 /// A success answer: a JSON object (to which `success` and `timestamp` are added), its status
 /// and, for villa and progress answers, an `ETag`.
 pub struct Reply {

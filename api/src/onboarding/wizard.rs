@@ -67,11 +67,16 @@ pub async fn start_onboarding(
     Ok((villa, progress))
 }
 
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ProgressAnswer {
+    progress: progress::Progress,
+}
+
 /// The villa's onboarding progress, with its `ETag`. A villa created outside the wizard shows
 /// NOT_STARTED at 0 % until its first step is saved.
 #[utoipa::path(get, path = "/api/onboarding/{villaId}/progress", tag = "onboarding",
     params(("villaId" = Uuid, Path)),
-    responses((status = 200, description = "`{success, progress, timestamp}`"), (status = 404, description = "No such villa")))]
+    responses((status = 200, body = super::Answer<ProgressAnswer>, description = "With the progress `ETag`"), (status = 404, description = "No such villa")))]
 pub async fn get_progress(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,

@@ -97,19 +97,38 @@ impl Step {
         }
     }
 
-    /// The boolean the progress record shows for the step.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Step::BasicInfo => "villaInfoCompleted",
-            Step::OwnerDetails => "ownerDetailsCompleted",
-            Step::ContractDetails => "contractualDetailsCompleted",
-            Step::BankDetails => "bankDetailsCompleted",
-            Step::OtaCredentials => "otaCredentialsCompleted",
-            Step::Documents => "documentsUploaded",
-            Step::StaffConfiguration => "staffConfigCompleted",
-            Step::Facilities => "facilitiesCompleted",
-            Step::Photos => "photosUploaded",
-            Step::Review => "reviewCompleted",
+}
+
+/// The booleans the progress record shows, one per step, in step order.
+#[derive(Debug, Clone, Copy, Default, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepFlags {
+    pub villa_info_completed: bool,
+    pub owner_details_completed: bool,
+    pub contractual_details_completed: bool,
+    pub bank_details_completed: bool,
+    pub ota_credentials_completed: bool,
+    pub documents_uploaded: bool,
+    pub staff_config_completed: bool,
+    pub facilities_completed: bool,
+    pub photos_uploaded: bool,
+    pub review_completed: bool,
+}
+
+impl From<&Vec<bool>> for StepFlags {
+    fn from(done: &Vec<bool>) -> Self {
+        let at = |i: usize| done.get(i).copied().unwrap_or(false);
+        StepFlags {
+            villa_info_completed: at(0),
+            owner_details_completed: at(1),
+            contractual_details_completed: at(2),
+            bank_details_completed: at(3),
+            ota_credentials_completed: at(4),
+            documents_uploaded: at(5),
+            staff_config_completed: at(6),
+            facilities_completed: at(7),
+            photos_uploaded: at(8),
+            review_completed: at(9),
         }
     }
 }
@@ -128,10 +147,9 @@ pub struct Progress {
     pub total_steps: u8,
     /// Position n-1 is step n.
     pub steps_completed: Vec<bool>,
-    /// One flag per step (villaInfoCompleted, ..., documentsUploaded, ..., reviewCompleted).
+    /// One flag per step, as the wizard names them.
     #[serde(flatten)]
-    #[schema(value_type = Object)]
-    pub flags: serde_json::Map<String, serde_json::Value>,
+    pub flags: StepFlags,
     pub started_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
     pub completed_by: Option<String>,
@@ -164,11 +182,7 @@ impl Progress {
             .iter()
             .position(|d| !d)
             .map_or(TOTAL_STEPS, |i| i as u8 + 1);
-        let flags = Step::ALL
-            .iter()
-            .zip(&steps_completed)
-            .map(|(s, d)| (s.flag().to_owned(), serde_json::Value::Bool(*d)))
-            .collect();
+        let flags = StepFlags::from(&steps_completed);
         let row = row.unwrap_or(ProgressRow {
             status: "NOT_STARTED".into(),
             started_at: None,

@@ -1,0 +1,193 @@
+"""The fuzzing pass of scripts/fuzz: seeds records through the API, writes the schemathesis
+configuration that points each route's ids at them, runs schemathesis with an admin token, a
+viewer token and no token, and prints the totals. Exits non-zero on any failure."""
+
+import argparse
+import base64
+import json
+import pathlib
+import struct
+import subprocess
+import sys
+import zlib
+
+import requests
+
+CHECKS = "not_a_server_error,status_code_conformance,response_schema_conformance,content_type_conformance"
+
+
+def png(width=8, height=8):
+    """A small valid PNG."""
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    raw = b"".join(b"\x00" + bytes((x * 30) % 256 for x in range(width * 3)) for _ in range(height))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
+
+
+class Api:
+    def __init__(self, base, token):
+        self.base = base
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def call(self, method, path, expect, **kwargs):
+        res = self.session.request(method, self.base + path, timeout=30, **kwargs)
+        if res.status_code != expect:
+            sys.exit(f"seeding: {method} {path} answered {res.status_code}: {res.text[:500]}")
+        return res.json() if res.content else None
+
+
+def villa_body(code):
+    return {
+        "villaCode": code, "villaName": f"Fuzz {code}", "address": "Jl. Pantai 1", "city": "Canggu",
+        "country": "Indonesia", "bedrooms": 3, "bathrooms": 2, "maxGuests": 6, "propertyType": "VILLA",
+    }
+
+
+def seed(api):
+    """One record of each kind; answers the ids by the names the configuration uses."""
+    ids = {}
+    villa = api.call("POST", "/api/onboarding/start", 201, json=villa_body("VL-FUZZ-A"))["villaId"]
+    ids["villa"] = villa
+    api.call("POST", f"/api/onboarding/{villa}/save-step-2", 200,
+             json={"firstName": "Ayu", "lastName": "Lestari", "email": "ayu@example.com", "phone": "+62 812 3456 7890"})
+    api.call("POST", f"/api/onboarding/{villa}/save-step-3", 200,
+             json={"contractType": "EXCLUSIVE", "commissionRate": 20, "contractStartDate": "2026-01-01"})
+    api.call("POST", f"/api/onboarding/{villa}/save-step-5", 200,
+             json={"credentials": [{"platform": "AIRBNB", "propertyId": "123", "username": "u", "password": "p"}]})
+    api.call("POST", f"/api/onboarding/{villa}/save-step-8", 200, json={"facilities": [
+        {"category": "KITCHEN", "itemName": "Oven", "isAvailable": True, "quantity": 1, "condition": "GOOD",
+         "photo": base64.b64encode(png()).decode()}]})
+    ids["doomedVilla"] = api.call("POST", "/api/onboarding/start", 201, json=villa_body("VL-FUZZ-B"))["villaId"]
+    ids["doomedManagedVilla"] = api.call("POST", "/management/villas", 201, json={
+        "name": "Fuzz C", "propertyType": "VILLA", "bedrooms": 2, "bathrooms": 1, "maxGuests": 4})["id"]
+    ids["owner"] = api.call("POST", "/management/owners", 201, json={
+        "ownerType": "INDIVIDUAL", "firstName": "Budi", "lastName": "Santoso", "phone": "+62 811 000 111"})["id"]
+    ids["staff"] = api.call("POST", "/management/staff", 201, json={
+        "firstName": "Made", "lastName": "Wirawan", "defaultRole": "GARDENER"})["id"]
+    api.call("POST", f"/management/villas/{villa}/staff", 201, json={"staffId": ids["staff"]})
+    ids["document"] = api.call("POST", "/api/documents/upload", 201, json={
+        "villaId": villa, "documentType": "OTHER", "fileName": "rules.txt",
+        "fileContent": base64.b64encode(b"house rules").decode(), "mimeType": "text/plain"})["data"]["id"]
+    ids["doomedDocument"] = api.call("POST", "/api/documents/upload", 201, json={
+        "villaId": villa, "documentType": "OTHER", "fileName": "old.txt",
+        "fileContent": base64.b64encode(b"old").decode(), "mimeType": "text/plain"})["data"]["id"]
+    ids["photo"] = api.call("POST", "/api/photos/upload", 201, json={
+        "villaId": villa, "category": "exterior_views", "fileName": "front.png",
+        "fileContent": base64.b64encode(png()).decode()})["data"]["id"]
+    facilities = api.call("GET", f"/api/facilities/villa/{villa}", 200)["data"]
+    ids["facilityPhoto"] = facilities[0]["id"]
+    ids["job"] = api.call("POST", "/admin/jobs/diagnostic", 202, json={})["id"]
+    return ids
+
+
+def configuration(ids):
+    """schemathesis.toml: the ids of each route's path parameters."""
+    routes = [
+        # (operation name regex, parameters)
+        ("^DELETE /management/villas/\\{id\\}$", {"id": ids["doomedManagedVilla"]}),
+        ("^DELETE /api/villas/\\{id\\}$", {"id": ids["doomedVilla"]}),
+        ("^(GET|PATCH) /(management|api)/villas/\\{id\\}$", {"id": ids["villa"]}),
+        (" /management/owners/\\{id\\}$", {"id": ids["owner"]}),
+        (" /management/staff/\\{id\\}$", {"id": ids["staff"]}),
+        ("^DELETE /management/documents/\\{id\\}$", {"id": ids["doomedDocument"]}),
+        (" /api/documents/\\{id\\}", {"id": ids["document"]}),
+        (" /(api/photos|api/photos-enhanced/public|api/photos-enhanced/thumbnail|management/photos)/\\{id\\}", {"id": ids["photo"]}),
+        (" /api/facilities/photo/\\{id\\}$", {"id": ids["facilityPhoto"]}),
+        (" /admin/jobs/\\{id\\}", {"id": ids["job"]}),
+    ]
+    lines = [
+        "[parameters]",
+        f'"path.villaId" = "{ids["villa"]}"',
+        f'"path.staffId" = "{ids["staff"]}"',
+        "",
+    ]
+    for name_regex, params in routes:
+        lines.append("[[operations]]")
+        lines.append(f"include-name-regex = {json.dumps(name_regex)}")
+        lines.append("parameters = { " + ", ".join(f'"path.{k}" = "{v}"' for k, v in params.items()) + " }")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def run_pass(args, name, token, config):
+    report = pathlib.Path(args.work) / f"report-{name}.ndjson"
+    cmd = [
+        args.schemathesis, "--config-file", str(config), "run", f"{args.base}/openapi.json",
+        "--url", args.base, "--checks", CHECKS, "--max-examples", str(args.examples),
+        "--seed", str(args.seed), "--generation-deterministic", "--phases", "examples,coverage,fuzzing",
+        "--report", "ndjson", "--report-ndjson-path", str(report), "--no-color", "--request-timeout", "30",
+        "--workers", "2", "--suppress-health-check", "all",
+    ]
+    if token:
+        cmd += ["-H", f"Authorization: Bearer {token}"]
+    print(f"== schemathesis, {name}", flush=True)
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    log = pathlib.Path(args.work) / f"schemathesis-{name}.log"
+    log.write_text(out.stdout + out.stderr)
+    totals = summarize(report)
+    totals["exit"] = out.returncode
+    return totals, out.stdout
+
+
+def summarize(report):
+    """Requests, operations and failures by check, from schemathesis's event stream."""
+    requests_sent, operations, failures = 0, set(), {}
+    if not report.exists():
+        return {"requests": 0, "operations": 0, "failures": {"no report": 1}}
+    for line in report.read_text().splitlines():
+        event = json.loads(line)
+        for kind, body in event.items():
+            if kind == "ScenarioFinished":
+                recorder = body.get("recorder", {})
+                label = recorder.get("label")
+                if label:
+                    operations.add(label)
+                requests_sent += len(recorder.get("interactions", {}))
+                for checks in recorder.get("checks", {}).values():
+                    for check in checks:
+                        if check.get("status") == "FAILURE":
+                            failures[check["name"]] = failures.get(check["name"], 0) + 1
+    return {"requests": requests_sent, "operations": len(operations), "failures": failures}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for flag in ("--base", "--admin", "--viewer", "--work", "--schemathesis"):
+        parser.add_argument(flag, required=True)
+    parser.add_argument("--examples", type=int, default=25)
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+
+    ids = seed(Api(args.base, args.admin))
+    config = pathlib.Path(args.work) / "schemathesis.toml"
+    config.write_text(configuration(ids))
+
+    failed = False
+    for name, token in (("admin", args.admin), ("viewer", args.viewer), ("no token", None)):
+        totals, stdout = run_pass(args, name.replace(" ", "-"), token, config)
+        failures = totals["failures"]
+        server = failures.get("not_a_server_error", 0)
+        schema = failures.get("response_schema_conformance", 0)
+        undocumented = failures.get("status_code_conformance", 0)
+        other = sum(v for k, v in failures.items() if k not in (
+            "not_a_server_error", "response_schema_conformance", "status_code_conformance"))
+        print(f"fuzz ({name}): {totals['requests']} requests, {totals['operations']} operations, "
+              f"{server} server errors, {schema} schema violations, {undocumented} undocumented statuses, "
+              f"{other} other failures (schemathesis exit {totals['exit']})", flush=True)
+        if totals["exit"] != 0 or failures:
+            failed = True
+            print(stdout[-20000:])
+    if failed:
+        sys.exit("fuzz: failures (see above)")
+
+
+if __name__ == "__main__":
+    main()
