@@ -428,7 +428,7 @@ pub mod schema {
     use utoipa::ToSchema;
 
     /// One bad field.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)] // documents the body
     pub struct FieldProblem {
         /// The field as sent (`ownerDetails.email`, `credentials[1].listingUrl`).
@@ -436,7 +436,7 @@ pub mod schema {
         message: String,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct ManagementErrorBody {
         /// VALIDATION_ERROR for every 400; UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, ...
@@ -447,13 +447,13 @@ pub mod schema {
     }
 
     /// `/management` and the platform's routes (`/admin`, health).
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct ManagementError {
         error: ManagementErrorBody,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct OnboardingFieldProblem {
         field: String,
@@ -462,9 +462,9 @@ pub mod schema {
         code: String,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
-    #[schema(rename_all = "camelCase")]
+    #[serde(rename_all = "camelCase")]
     pub struct OnboardingErrorData {
         /// VALIDATION_ERROR, MALFORMED_JSON, NOT_FOUND, PRECONDITION_FAILED, ONBOARDING_INCOMPLETE, ...
         code: String,
@@ -473,18 +473,18 @@ pub mod schema {
 
     /// `/api`: `{statusCode, statusMessage, data: {code, errors}}`; `data` may carry more
     /// (`missingSteps`, `completionPercentage` when an incomplete onboarding is completed).
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
-    #[schema(rename_all = "camelCase")]
+    #[serde(rename_all = "camelCase")]
     pub struct OnboardingError {
         status_code: u16,
         status_message: String,
         data: OnboardingErrorData,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
-    #[schema(rename_all = "camelCase")]
+    #[serde(rename_all = "camelCase")]
     pub struct MaintenanceErrorBody {
         /// `<ENTITY>_NOT_FOUND` for a missing record (WORK_ORDER_NOT_FOUND, ...), VALIDATION_ERROR, ...
         code: String,
@@ -495,20 +495,20 @@ pub mod schema {
     }
 
     /// `/maintenance`.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct MaintenanceError {
         error: MaintenanceErrorBody,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct InventoryErrorDetails {
         /// Every bad field of a VALIDATION_ERROR.
         fields: Option<Vec<FieldProblem>>,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct InventoryErrorBody {
         code: String,
@@ -518,15 +518,15 @@ pub mod schema {
     }
 
     /// `/inventory`.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct InventoryError {
         error: InventoryErrorBody,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
-    #[schema(rename_all = "camelCase")]
+    #[serde(rename_all = "camelCase")]
     pub struct ReportingErrorBody {
         code: String,
         message: String,
@@ -535,7 +535,7 @@ pub mod schema {
     }
 
     /// `/reporting`.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
     pub struct ReportingError {
         error: ReportingErrorBody,

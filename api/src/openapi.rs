@@ -85,10 +85,7 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
                 Requirement::Permission(..) => {
                     op["security"] = json!([{"bearer": []}]);
                     add.push(("401", "No valid bearer token"));
-                    add.push((
-                        "403",
-                        "The token is valid but its roles do not allow this",
-                    ));
+                    add.push(("403", "The token is valid but its roles do not allow this"));
                 }
             }
             if has_body || !params.is_empty() {
@@ -100,6 +97,10 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
             if has_path_param {
                 add.push(("404", "No such record"));
             }
+            add.push((
+                "500",
+                "An unexpected failure, logged with the request id (`X-Request-ID`)",
+            ));
             if has_body {
                 add.push(("413", "The body is larger than allowed"));
                 add.push(("415", "The body is not of a content type this route reads"));
@@ -112,13 +113,31 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
                     .entry(status)
                     .or_insert_with(|| json!({"description": description}));
             }
-            let error_ref = json!({"$ref": format!("#/components/schemas/{}", error_schema_name(surface))});
+            // Bytes (photos, documents) are described by their media type alone, as OpenAPI
+            // 3.1 has it, not as the array of numbers a `[u8]` body would be.
+            for response in responses.values_mut() {
+                if let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) {
+                    for (media, body) in content.iter_mut() {
+                        if !media.contains("json")
+                            && let Some(body) = body.as_object_mut()
+                        {
+                            body.remove("schema");
+                        }
+                    }
+                }
+            }
+            let error_ref =
+                json!({"$ref": format!("#/components/schemas/{}", error_schema_name(surface))});
             for (status, response) in responses.iter_mut() {
                 if status.starts_with('4') || status.starts_with('5') {
                     response["content"] = json!({"application/json": {"schema": error_ref}});
                 }
             }
-            if let Some(params) = op["parameters"].as_array_mut() {
+            if surface == crate::surface::Surface::Onboarding && requirement != Requirement::Public
+            {
+                document_auto_save(op);
+            }
+            if let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) {
                 for p in params {
                     if p["in"] == "query" && (p["name"] == "page" || p["name"] == "limit") {
                         let max = (p["name"] == "limit").then_some(domain::pagination::MAX_LIMIT);
@@ -132,6 +151,42 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
         }
     }
     serde_json::from_value(value).expect("the finished document is an OpenAPI document")
+}
+
+/// The onboarding surface's `X-Auto-Save: true` (crate::error::AUTO_SAVE): any of its requests
+/// sent with it answers a failure as 200 `AutosaveFailure` instead of an error status.
+fn document_auto_save(op: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+    let header = json!({
+        "name": "X-Auto-Save", "in": "header", "required": false,
+        "schema": {"type": "string", "enum": ["true", "false"]},
+        "description": "`true` for the wizard's background saves: a failure is answered 200 with `success: false` instead of an error status.",
+    });
+    match op.get_mut("parameters").and_then(Value::as_array_mut) {
+        Some(params) => params.push(header),
+        None => op["parameters"] = json!([header]),
+    }
+    let failure = json!({"$ref": "#/components/schemas/AutosaveFailure"});
+    let responses = &mut op["responses"];
+    match responses.get_mut("200") {
+        None => {
+            responses["200"] = json!({
+                "description": "With `X-Auto-Save: true`: why the request failed",
+                "content": {"application/json": {"schema": failure}},
+            });
+        }
+        Some(ok) => {
+            let content = &mut ok["content"];
+            let json_body = content
+                .get("application/json")
+                .and_then(|c| c.get("schema"))
+                .cloned();
+            content["application/json"] = json!({"schema": match json_body {
+                Some(schema) => json!({"anyOf": [schema, failure]}),
+                None => failure,
+            }});
+        }
+    }
 }
 
 fn error_schema_name(surface: crate::surface::Surface) -> &'static str {
@@ -155,6 +210,11 @@ fn error_schemas() -> Vec<(String, serde_json::Value)> {
     MaintenanceError::schemas(&mut all);
     InventoryError::schemas(&mut all);
     ReportingError::schemas(&mut all);
+    all.push((
+        "AutosaveFailure".into(),
+        crate::onboarding::bodies::AutosaveFailure::schema(),
+    ));
+    crate::onboarding::bodies::AutosaveFailure::schemas(&mut all);
     all.push(("ManagementError".into(), ManagementError::schema()));
     all.push(("OnboardingError".into(), OnboardingError::schema()));
     all.push(("MaintenanceError".into(), MaintenanceError::schema()));
@@ -174,7 +234,10 @@ fn error_schemas() -> Vec<(String, serde_json::Value)> {
 pub fn from_json(
     schema: serde_json::Value,
 ) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-    serde_json::from_value(schema).expect("a computed schema is a JSON Schema object")
+    match serde_json::from_value(schema.clone()) {
+        Ok(schema) => schema,
+        Err(e) => panic!("a computed schema is not one utoipa can hold ({e}): {schema}"),
+    }
 }
 
 /// Declares a named schema component whose JSON Schema is computed by `$schema` (an expression
@@ -185,12 +248,27 @@ macro_rules! computed_schema {
         $(#[$doc])*
         pub struct $name;
 
-        impl utoipa::PartialSchema for $name {
-            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        // utoipa derives `PartialSchema` (the schema itself) from this.
+        impl utoipa::__dev::ComposeSchema for $name {
+            fn compose(
+                _: Vec<utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>>,
+            ) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
                 $crate::openapi::from_json($schema)
             }
         }
 
-        impl utoipa::ToSchema for $name {}
+        impl utoipa::ToSchema for $name {
+            fn schemas(
+                schemas: &mut Vec<(
+                    String,
+                    utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+                )>,
+            ) {
+                schemas.push((
+                    stringify!($name).into(),
+                    <Self as utoipa::PartialSchema>::schema(),
+                ));
+            }
+        }
     };
 }

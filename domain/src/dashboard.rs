@@ -217,3 +217,219 @@ pub async fn integrity(pool: &PgPool) -> Result<Value> {
     .fetch_one(pool)
     .await?)
 }
+
+/// The OpenAPI description of the JSON these queries build (documentation only; the API's tests
+/// validate every answer against it).
+pub mod views {
+    #![allow(dead_code)]
+    use std::collections::BTreeMap;
+
+    use chrono::{DateTime, NaiveDate, Utc};
+    use utoipa::ToSchema;
+    use uuid::Uuid;
+
+    /// `GET /api/dashboard/stats`.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct DashboardStats {
+        total_villas: i64,
+        active_villas: i64,
+        /// Villas whose onboarding has not started.
+        pending_onboarding: i64,
+        onboarding_in_progress: i64,
+        onboarding_completed: i64,
+        /// Active staff members.
+        staff_count: i64,
+        total_documents: i64,
+        total_owners: i64,
+        /// Hours from start to completion, on average over completed onboardings (0 when none).
+        average_completion_time: f64,
+        /// Optional fields most often left empty in completed onboardings.
+        most_skipped_fields: Vec<SkippedField>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct SkippedField {
+        /// `<step>.<field>`, e.g. `villaInfo.description`.
+        field_name: String,
+        skip_count: i64,
+    }
+
+    /// A villa with its onboarding state and owner.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct DashboardVilla {
+        id: Uuid,
+        villa_code: String,
+        villa_name: String,
+        city: Option<String>,
+        country: Option<String>,
+        property_type: Option<String>,
+        status: String,
+        is_active: bool,
+        /// NOT_STARTED, IN_PROGRESS or COMPLETED.
+        onboarding_status: String,
+        completion_percentage: i64,
+        owner_name: Option<String>,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct VillaRef {
+        id: Uuid,
+        villa_name: String,
+        villa_code: String,
+    }
+
+    /// An owner with the villas it owns.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct DashboardOwner {
+        id: Uuid,
+        owner_type: String,
+        first_name: Option<String>,
+        last_name: Option<String>,
+        company_name: Option<String>,
+        email: Option<String>,
+        phone: Option<String>,
+        nationality: Option<String>,
+        villas: Vec<VillaRef>,
+        created_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct StaffAssignment {
+        villa_id: Uuid,
+        villa_name: String,
+        role: String,
+        is_primary: bool,
+    }
+
+    /// A staff member with their villas.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct DashboardStaff {
+        id: Uuid,
+        first_name: String,
+        last_name: Option<String>,
+        email: Option<String>,
+        phone: Option<String>,
+        default_role: String,
+        is_active: bool,
+        assignments: Vec<StaffAssignment>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ExpiryStatus {
+        Expired,
+        /// Within 30 days.
+        ExpiringSoon,
+        Valid,
+        NoExpiry,
+    }
+
+    /// A document with its villa and how close it is to expiring.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct DashboardDocument {
+        id: Uuid,
+        villa_id: Uuid,
+        villa_name: String,
+        villa_code: String,
+        file_name: String,
+        document_type: String,
+        file_size: i64,
+        file_url: String,
+        storage_path: String,
+        expiry_date: Option<NaiveDate>,
+        expiry_status: ExpiryStatus,
+        created_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ManagementMetrics {
+        /// Villa count by status.
+        villas_by_status: BTreeMap<String, i64>,
+        active_villas: i64,
+        total_owners: i64,
+        total_staff: i64,
+        total_documents: i64,
+        total_photos: i64,
+        documents_expiring_soon: i64,
+        total_bedrooms: i64,
+        total_guest_capacity: i64,
+    }
+
+    /// `GET /api/dashboard/management`.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ManagementDashboard {
+        metrics: ManagementMetrics,
+        /// The 10 newest villas.
+        recent_villas: Vec<DashboardVilla>,
+        /// The 10 newest owners.
+        recent_owners: Vec<DashboardOwner>,
+    }
+
+    /// Onboardings by status.
+    #[derive(ToSchema)]
+    pub struct OnboardingByStatus {
+        #[schema(rename = "NOT_STARTED")]
+        not_started: i64,
+        #[schema(rename = "IN_PROGRESS")]
+        in_progress: i64,
+        #[schema(rename = "COMPLETED")]
+        completed: i64,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct StepCompletion {
+        step: u8,
+        name: String,
+        title: String,
+        /// Villas that completed this step.
+        completed_count: i64,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct OnboardingOverview {
+        by_status: OnboardingByStatus,
+        step_completion: Vec<StepCompletion>,
+        /// The page of onboardings in progress that `pagination` describes.
+        in_progress: Vec<OnboardingInProgress>,
+    }
+
+    /// A villa whose onboarding is in progress.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct OnboardingInProgress {
+        villa_id: Uuid,
+        villa_name: String,
+        villa_code: String,
+        status: String,
+        started_at: Option<DateTime<Utc>>,
+        updated_at: Option<DateTime<Utc>>,
+        completion_percentage: i64,
+    }
+
+    /// `GET /api/debug/check-data`: records that break the model's rules (each should be 0).
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct IntegrityChecks {
+        progress_without_ten_steps: i64,
+        completed_with_incomplete_steps: i64,
+        approved_but_inactive: i64,
+        documents_awaiting_store: i64,
+        photos_awaiting_store: i64,
+        photos_without_thumbnail: i64,
+        owners_without_villa: i64,
+    }
+}

@@ -20,6 +20,42 @@ macro_rules! document_json {
     };
 }
 
+/// A document as `document_json!` renders it (the OpenAPI description of that JSON).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the JSON built in SQL
+pub struct DocumentView {
+    id: Uuid,
+    villa_id: Uuid,
+    /// The stored (sanitized) name.
+    file_name: String,
+    document_type: crate::storage::DocumentType,
+    title: Option<String>,
+    mime_type: String,
+    file_size: i64,
+    /// This API's route serving the bytes, whether or not they reached the store yet.
+    file_url: String,
+    storage_url: Option<String>,
+    storage_file_id: Option<String>,
+    /// Where the file is (or will be) in the document store.
+    storage_path: String,
+    storage_status: StorageStatus,
+    expiry_date: Option<chrono::NaiveDate>,
+    created_at: chrono::DateTime<chrono::Utc>,
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Whether an upload has reached the document store.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub enum StorageStatus {
+    /// Accepted and kept in the database; the documents worker has not stored it yet.
+    #[schema(rename = "PENDING")]
+    Pending,
+    #[schema(rename = "STORED")]
+    Stored,
+}
+
 /// The villa's folder, fixed on first use: computed from its code and id, then stored. Reads
 /// without locking the villa row (uploads must not queue behind each other or behind edits of
 /// the villa); only the first upload writes, and a racing first upload keeps whichever value

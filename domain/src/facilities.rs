@@ -141,6 +141,49 @@ pub fn parse_checklist(
     Some(out)
 }
 
+/// A facility item as [`of_villa`] shows it (the OpenAPI description of that JSON).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the JSON built in SQL
+pub struct FacilityView {
+    id: Uuid,
+    villa_id: Uuid,
+    category: String,
+    subcategory: Option<String>,
+    item_name: String,
+    is_available: bool,
+    quantity: i32,
+    condition: Option<String>,
+    notes: Option<String>,
+    /// `/api/facilities/photo/{id}` when the item has a photo.
+    photo_url: Option<String>,
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// The JSON Schema of one item of step 8's `facilities`, as [`parse_checklist`] checks it.
+pub fn checklist_item_schema() -> Value {
+    let conditions: Vec<Value> = CONDITIONS
+        .iter()
+        .map(|c| Value::from(*c))
+        .chain([Value::Null])
+        .collect();
+    serde_json::json!({
+        "type": "object",
+        "required": ["category", "itemName"],
+        "properties": {
+            "id": {"type": ["string", "null"], "format": "uuid", "description": "A stored item of the villa; sent without a photo it keeps its photo."},
+            "category": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "\\S"},
+            "subcategory": {"type": ["string", "null"], "maxLength": 100},
+            "itemName": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "\\S"},
+            "isAvailable": {"type": ["boolean", "null"], "description": "Default true."},
+            "quantity": {"type": ["integer", "null"], "minimum": 0, "maximum": 100_000, "description": "Default 1."},
+            "condition": {"type": ["string", "null"], "enum": conditions, "description": "Accepted in any letter case."},
+            "notes": {"type": ["string", "null"], "maxLength": 2000},
+            "photo": {"type": ["string", "null"], "description": "A JPEG, PNG, WebP or GIF image, base64 (a `data:` URL prefix is accepted), at most 10 MB decoded."},
+        },
+    })
+}
+
 /// Makes `items` the villa's whole checklist.
 pub async fn replace_checklist(
     conn: &mut PgConnection,

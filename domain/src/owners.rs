@@ -101,6 +101,19 @@ macro_rules! owner_row {
     };
 }
 
+/// The JSON Schema of an owner as [`render_owner`] shows it, from the same field table.
+pub fn owner_schema() -> Value {
+    crate::record::with_members(
+        crate::record::json_schema(OWNER_FIELDS, crate::record::SchemaUse::Answer),
+        serde_json::json!({
+            "id": {"type": "string", "format": "uuid"},
+            "villaIds": {"type": "array", "items": {"type": "string", "format": "uuid"}, "description": "The villas it owns, oldest first."},
+            "createdAt": {"type": "string", "format": "date-time"},
+            "updatedAt": {"type": "string", "format": "date-time"},
+        }),
+    )
+}
+
 /// The owner as the management surface shows it: its fields, `villaIds`, timestamps.
 fn render_owner(row: &Map<String, Value>) -> Value {
     let mut out = render(OWNER_FIELDS, row);

@@ -24,6 +24,39 @@ macro_rules! photo_json {
     };
 }
 
+/// A photo as `photo_json!` renders it (the OpenAPI description of that JSON).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the JSON built in SQL
+pub struct PhotoView {
+    id: Uuid,
+    villa_id: Uuid,
+    file_name: String,
+    category: crate::storage::PhotoCategory,
+    /// The bedroom's folder, for bedroom photos.
+    subfolder: Option<String>,
+    mime_type: String,
+    file_size: i64,
+    /// The public route serving the image.
+    file_url: String,
+    /// Set once the thumbnail is made.
+    thumbnail_url: Option<String>,
+    storage_url: Option<String>,
+    storage_file_id: Option<String>,
+    storage_path: String,
+    /// `database` until the documents worker has stored it, then `document_store`.
+    #[schema(pattern = "^(database|document_store)$")]
+    storage_location: String,
+    width: i32,
+    height: i32,
+    caption: Option<String>,
+    alt_text: Option<String>,
+    is_main: bool,
+    is_cover: bool,
+    created_at: chrono::DateTime<chrono::Utc>,
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// A validated photo upload.
 #[derive(Debug, Clone)]
 pub struct NewPhoto {

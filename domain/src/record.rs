@@ -402,12 +402,33 @@ pub fn json_schema(specs: &[FieldSpec], usage: SchemaUse) -> Value {
     }
     let required: Vec<&str> = match usage {
         SchemaUse::Answer => specs.iter().map(|s| s.json).collect(),
-        SchemaUse::Create => specs.iter().filter(|s| s.required).map(|s| s.json).collect(),
+        SchemaUse::Create => specs
+            .iter()
+            .filter(|s| s.required)
+            .map(|s| s.json)
+            .collect(),
         SchemaUse::Patch => Vec::new(),
     };
     let mut schema = serde_json::json!({"type": "object", "properties": properties});
     if !required.is_empty() {
         schema["required"] = serde_json::json!(required);
+    }
+    schema
+}
+
+/// `schema` (an object schema) with more members, each required: what an answer adds to a
+/// record's fields (its id, timestamps, ...).
+pub fn with_members(mut schema: Value, members: Value) -> Value {
+    let Value::Object(members) = members else {
+        return schema;
+    };
+    let names: Vec<Value> = members.keys().cloned().map(Value::String).collect();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props.extend(members);
+    }
+    match schema.get_mut("required") {
+        Some(Value::Array(required)) => required.extend(names),
+        _ => schema["required"] = Value::Array(names),
     }
     schema
 }

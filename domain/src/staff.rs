@@ -204,6 +204,48 @@ pub async fn team_of_villa(conn: &mut PgConnection, villa_id: Uuid) -> Result<Ve
     .await?)
 }
 
+/// A member of a villa's team as [`team_of_villa`] shows it (the OpenAPI description).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the JSON built in SQL
+pub struct TeamMemberView {
+    /// The staff member.
+    id: Uuid,
+    villa_id: Uuid,
+    first_name: String,
+    last_name: Option<String>,
+    /// First and last name.
+    name: String,
+    role: String,
+    phone: Option<String>,
+    email: Option<String>,
+    is_primary: bool,
+    is_active: bool,
+}
+
+/// The JSON Schema of one member of step 7's `staff`, as [`parse_team`] checks it.
+pub fn team_member_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "required": ["role"],
+        "description": "firstName, or name (split at its first space), is required.",
+        "properties": {
+            "id": {"type": ["string", "null"], "format": "uuid", "description": "An existing staff member, updated and assigned; without it one is created."},
+            "firstName": {"type": ["string", "null"], "maxLength": 100},
+            "lastName": {"type": ["string", "null"], "maxLength": 100},
+            "name": {"type": ["string", "null"], "maxLength": 200},
+            "role": {"type": "string", "enum": STAFF_ROLES, "description": "Accepted in any letter case."},
+            "phone": {"type": ["string", "null"], "pattern": crate::record::PHONE_PATTERN, "maxLength": 40},
+            "email": {"type": ["string", "null"], "format": "email", "maxLength": 254},
+            "isPrimary": {"type": ["boolean", "null"], "description": "At most one primary per role."},
+        },
+        "anyOf": [
+            {"required": ["firstName"], "properties": {"firstName": {"type": "string", "pattern": "\\S"}}},
+            {"required": ["name"], "properties": {"name": {"type": "string", "pattern": "\\S"}}},
+        ],
+    })
+}
+
 /// A staff member as `POST /management/staff` creates it. `defaultRole` is the role they are
 /// usually assigned with (`role` is accepted as its alias).
 pub const STAFF_FIELDS: &[FieldSpec] = &[
@@ -244,6 +286,50 @@ macro_rules! staff_json {
                 FROM villa_staff vs JOIN villas v ON v.id = vs.villa_id WHERE vs.staff_id = s.id), '[]'),
             'createdAt', s.created_at, 'updatedAt', s.updated_at)"
     };
+}
+
+/// A staff member as `staff_json!` renders it (the OpenAPI description of that JSON).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the JSON built in SQL
+pub struct StaffView {
+    id: Uuid,
+    first_name: String,
+    last_name: Option<String>,
+    /// First and last name.
+    name: String,
+    email: Option<String>,
+    phone: Option<String>,
+    default_role: String,
+    nationality: Option<String>,
+    is_active: bool,
+    assignments: Vec<StaffVillaAssignment>,
+    created_at: chrono::DateTime<chrono::Utc>,
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// One villa a staff member works at.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct StaffVillaAssignment {
+    villa_id: Uuid,
+    villa_name: String,
+    role: String,
+    is_primary: bool,
+}
+
+/// An assignment as [`assign`] answers it.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct AssignmentView {
+    villa_id: Uuid,
+    staff_id: Uuid,
+    role: String,
+    is_primary: bool,
+    created_at: chrono::DateTime<chrono::Utc>,
+    updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {

@@ -17,6 +17,17 @@ use crate::pagination::PageRequest;
 use crate::record::{FieldSpec, Kind, Patch, field, parse_patch, required};
 use crate::{Error, Problems, Result};
 
+/// The lifecycle states a villa row can be in (the schema's CHECK): what the onboarding API
+/// shows as a villa's `status`.
+pub const LIFECYCLE_STATES: &[&str] = &[
+    "DRAFT",
+    "IN_REVIEW",
+    "APPROVED",
+    "REJECTED",
+    "INACTIVE",
+    "ARCHIVED",
+];
+
 /// Status as the management surface shows it: ACTIVE for an active villa, otherwise the
 /// lifecycle state of the record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, utoipa::ToSchema)]
@@ -325,6 +336,28 @@ pub const FIELDS: &[FieldSpec] = villa_fields![
 
 /// Optional on create (a code is generated), never clearable.
 const CODE: &[FieldSpec] = &[required("villaCode", "villa_code", Kind::Text(50))];
+
+/// The JSON Schema of a management villa body (`SchemaUse::Create` or `Patch`), from the same
+/// tables [`VillaInput::parse`] checks it with.
+pub fn input_schema(usage: crate::record::SchemaUse) -> serde_json::Value {
+    let mut schema = crate::record::json_schema(FIELDS, usage);
+    let code = crate::record::json_schema(CODE, crate::record::SchemaUse::Patch);
+    let props = schema["properties"]
+        .as_object_mut()
+        .expect("an object schema");
+    props.extend(code["properties"].as_object().cloned().unwrap_or_default());
+    props["villaCode"]["description"] = "Generated (VL-000001, ...) when not given; unique.".into();
+    props.insert(
+        "status".into(),
+        serde_json::json!({"type": "string", "enum": VillaStatus::ALL.map(VillaStatus::as_str),
+            "description": "DRAFT by default. A villa whose onboarding is in progress cannot be made ACTIVE."}),
+    );
+    props.insert(
+        "ownerId".into(),
+        serde_json::json!({"type": ["string", "null"], "format": "uuid", "description": "An owner of /management/owners; null unlinks."}),
+    );
+    schema
+}
 
 /// A checked create or update body.
 #[derive(Debug, Clone, Default)]

@@ -3,6 +3,7 @@
 //! in-process workers ([`TestWorker`]).
 
 pub mod idp;
+pub mod openapi_check;
 pub mod redis_server;
 pub mod worker;
 
@@ -64,6 +65,8 @@ pub struct TestAppOptions {
     pub cors_origins: Option<Vec<String>>,
     /// Development sign-in: serve this key's JWKS at `/dev/jwks.json` and verify against it.
     pub dev_key: Option<ed25519_dalek::SigningKey>,
+    /// The API description answers are checked against (default: the API's own).
+    pub doc: Option<utoipa::openapi::OpenApi>,
 }
 
 impl Default for TestAppOptions {
@@ -76,6 +79,7 @@ impl Default for TestAppOptions {
             request_timeout: Duration::from_secs(30),
             cors_origins: Some(vec!["https://app.example.test".to_owned()]),
             dev_key: None,
+            doc: None,
         }
     }
 }
@@ -88,6 +92,9 @@ pub struct TestApp {
     pub queues: JobQueues,
     pub core: CoreSettings,
     pub http: reqwest::Client,
+    /// Every answer checked against the API description; a test whose answers did not conform
+    /// fails when its app is dropped.
+    pub doc_check: std::sync::Arc<openapi_check::DocCheck>,
     stop: CancellationToken,
 }
 
@@ -138,7 +145,13 @@ impl TestApp {
             api,
         ));
         let stop = CancellationToken::new();
-        let app = api::app(state, dev_jwks);
+        let doc_check = openapi_check::DocCheck::new(
+            &options.doc.clone().unwrap_or_else(api::openapi_document),
+        );
+        let app = api::app(state, dev_jwks).layer(axum::middleware::from_fn_with_state(
+            doc_check.clone(),
+            openapi_check::check,
+        ));
         let s = stop.clone();
         tokio::spawn(async move {
             let _ = api::serve(listener, app, async move { s.cancelled().await }).await;
@@ -150,6 +163,7 @@ impl TestApp {
             queues,
             core,
             http: reqwest::Client::new(),
+            doc_check,
             stop,
         }
     }
@@ -196,6 +210,14 @@ impl TestApp {
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.stop.cancel();
+        let failures = self.doc_check.failures();
+        if !failures.is_empty() && !std::thread::panicking() {
+            panic!(
+                "{} answer(s) did not match the API description:\n{}",
+                failures.len(),
+                failures.join("\n")
+            );
+        }
     }
 }
 

@@ -27,12 +27,12 @@ use crate::{
 /// has put the file in the document store, then STORED.
 #[utoipa::path(get, operation_id = "management_documents_list", path = "/management/villas/{villaId}/documents", tag = "management",
     params(("villaId" = Uuid, Path), PageQuery),
-    responses((status = 200, body = Page), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 200, body = Page<domain::documents::DocumentView>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<PageQuery>,
-) -> Result<Json<Page>, AppError> {
+) -> Result<Json<Page<Value>>, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     problems.finish()?;
@@ -61,7 +61,7 @@ pub struct DocumentForm {
 /// once with the record and its final `storagePath`; the documents worker stores the file.
 #[utoipa::path(post, operation_id = "management_documents_upload", path = "/management/villas/{villaId}/documents", tag = "management",
     params(("villaId" = Uuid, Path)), request_body(content = DocumentForm, content_type = "multipart/form-data"),
-    responses((status = 201, body = Object), (status = 400), (status = 401), (status = 403), (status = 404), (status = 413), (status = 415)))]
+    responses((status = 201, body = domain::documents::DocumentView)))]
 pub async fn upload(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -113,7 +113,7 @@ pub async fn upload(
 /// Deletes the document; the documents worker removes its file from the document store.
 #[utoipa::path(delete, operation_id = "management_documents_delete", path = "/management/documents/{id}", tag = "management",
     params(("id" = Uuid, Path)),
-    responses((status = 204), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 204, description = "Deleted; the file leaves the store through the documents worker")))]
 pub async fn delete(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

@@ -59,14 +59,13 @@ pub struct PageQuery {
 
 /// A page of records.
 #[derive(Serialize, ToSchema)]
-pub struct Page {
-    #[schema(value_type = Vec<Object>)]
-    data: Vec<Value>,
+pub struct Page<T> {
+    data: Vec<T>,
     pagination: Pagination,
 }
 
-impl Page {
-    pub fn new(data: Vec<Value>, page: domain::pagination::PageRequest, total: i64) -> Json<Page> {
+impl<T> Page<T> {
+    pub fn new(data: Vec<T>, page: domain::pagination::PageRequest, total: i64) -> Json<Page<T>> {
         Json(Page {
             data,
             pagination: Pagination {
@@ -80,10 +79,14 @@ impl Page {
 
 /// A list that is not paged (a villa's team, its OTA credentials: a handful each).
 #[derive(Serialize, ToSchema)]
-pub struct Items {
-    #[schema(value_type = Vec<Object>)]
-    data: Vec<Value>,
+pub struct Items<T> {
+    pub data: Vec<T>,
 }
+
+crate::computed_schema!(
+    /// An owner as the management surface shows it (from the owner field table).
+    ManagementOwner => domain::owners::owner_schema()
+);
 
 /// 201 with the created record.
 pub fn created(record: Value) -> (StatusCode, Json<Value>) {

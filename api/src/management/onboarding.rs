@@ -8,7 +8,6 @@ use domain::{
     onboarding::progress::{self, Overview, Step, StepStatus},
     record::members,
 };
-use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -32,14 +31,6 @@ pub async fn get(
 ) -> Result<Json<Overview>, AppError> {
     let mut conn = state.pool.acquire().await?;
     Ok(Json(progress::overview(&mut conn, villa_id).await?))
-}
-
-#[derive(ToSchema)]
-#[allow(dead_code)] // documents the body
-#[schema(rename_all = "camelCase")]
-pub struct StepBody {
-    /// PENDING, IN_PROGRESS, COMPLETED or SKIPPED.
-    status: String,
 }
 
 /// Sets one step's status (`{status}`), starting the villa's onboarding if it had not started.
@@ -84,3 +75,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(get))
         .routes(routes!(update_step))
 }
+
+crate::computed_schema!(
+    /// The step's new status.
+    StepBody => serde_json::json!({
+        "type": "object",
+        "required": ["status"],
+        "properties": {"status": {"type": "string", "enum": domain::onboarding::progress::StepStatus::ALL.map(|s| s.as_str())}},
+    })
+);

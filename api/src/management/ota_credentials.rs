@@ -5,7 +5,6 @@
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{Problems, onboarding::records};
 use serde_json::Value;
-use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -20,11 +19,11 @@ use crate::{
 /// The villa's OTA credentials (without passwords), by platform.
 #[utoipa::path(get, operation_id = "management_ota_credentials_list", path = "/management/villas/{villaId}/ota-credentials", tag = "management",
     params(("villaId" = Uuid, Path)),
-    responses((status = 200, body = Items), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 200, body = Items<domain::onboarding::records::OtaCredentialView>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
-) -> Result<Json<Items>, AppError> {
+) -> Result<Json<Items<Value>>, AppError> {
     let mut conn = state.pool.acquire().await?;
     domain::villas::ensure_exists(&mut conn, villa_id).await?;
     Ok(Json(Items {
@@ -32,27 +31,10 @@ pub async fn list(
     }))
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)] // documents the body
-#[schema(rename_all = "camelCase")]
-pub struct OtaCredentialBody {
-    /// AIRBNB, BOOKING_COM, EXPEDIA, VRBO, AGODA, TRIP_COM, GOOGLE, DIRECT or OTHER.
-    platform: String,
-    /// The villa's identifier on that platform.
-    property_id: String,
-    /// As the caller encrypted it (at most 4096 characters); encrypted again at rest, never
-    /// returned.
-    password: Option<String>,
-    username: Option<String>,
-    listing_url: Option<String>,
-    /// Default true.
-    is_active: Option<bool>,
-}
-
 /// Adds a credential to the villa. Answers it without the password.
 #[utoipa::path(post, operation_id = "management_ota_credentials_create", path = "/management/villas/{villaId}/ota-credentials", tag = "management",
     params(("villaId" = Uuid, Path)), request_body = OtaCredentialBody,
-    responses((status = 201, body = Object), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 201, body = domain::onboarding::records::OtaCredentialView)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -70,3 +52,17 @@ pub async fn create(
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list, create))
 }
+
+crate::computed_schema!(
+    /// A credential: platform and propertyId required; the password (which the caller may send
+    /// already encrypted) is encrypted again at rest and never returned.
+    OtaCredentialBody => {
+        let mut schema = domain::onboarding::records::ota_credential_schema();
+        schema["required"] = serde_json::json!(["platform", "propertyId"]);
+        schema["properties"]["propertyId"] = serde_json::json!({"type": "string", "minLength": 1, "maxLength": 255, "pattern": "\\S"});
+        if let Some(props) = schema["properties"].as_object_mut() {
+            props.remove("id");
+        }
+        schema
+    }
+);

@@ -10,7 +10,7 @@ use domain::{
 };
 use serde::Deserialize;
 use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -38,11 +38,11 @@ pub struct OwnerListQuery {
 
 /// Lists owners, newest first, each with the ids of its villas (`villaIds`).
 #[utoipa::path(get, operation_id = "management_owners_list", path = "/management/owners", tag = "management", params(OwnerListQuery),
-    responses((status = 200, body = super::Page), (status = 400), (status = 401), (status = 403)))]
+    responses((status = 200, body = super::Page<super::ManagementOwner>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<OwnerListQuery>,
-) -> Result<Json<Page>, AppError> {
+) -> Result<Json<Page<Value>>, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let owner_type = q
@@ -59,7 +59,7 @@ pub async fn list(
 
 /// One owner.
 #[utoipa::path(get, operation_id = "management_owners_get", path = "/management/owners/{id}", tag = "management", params(("id" = Uuid, Path)),
-    responses((status = 200, body = Object), (status = 400), (status = 401), (status = 404)))]
+    responses((status = 200, body = super::ManagementOwner)))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -68,42 +68,10 @@ pub async fn get(
     Ok(Json(owners::get(&mut conn, id).await?))
 }
 
-/// An owner's fields. INDIVIDUAL needs firstName, lastName and phone; COMPANY needs companyName,
-/// registrationNumber and contactPerson.
-#[derive(ToSchema)]
-#[allow(dead_code)] // documents the body; the handler reads it as a partial record
-#[schema(rename_all = "camelCase")]
-pub struct OwnerBody {
-    /// INDIVIDUAL or COMPANY; required to create.
-    owner_type: String,
-    first_name: Option<String>,
-    last_name: Option<String>,
-    /// International (E.164) format, `+66812345678`; spaces, dashes and dots between digits are
-    /// accepted and removed.
-    phone: Option<String>,
-    company_name: Option<String>,
-    registration_number: Option<String>,
-    contact_person: Option<String>,
-    email: Option<String>,
-    alternative_phone: Option<String>,
-    nationality: Option<String>,
-    passport_number: Option<String>,
-    tax_id: Option<String>,
-    company_tax_id: Option<String>,
-    address: Option<String>,
-    city: Option<String>,
-    country: Option<String>,
-    postal_code: Option<String>,
-    preferred_language: Option<String>,
-    /// EMAIL, PHONE, WHATSAPP or SMS.
-    communication_preference: Option<String>,
-    notes: Option<String>,
-}
-
 /// Creates an owner. Every invalid or missing field is listed in `details`.
 #[utoipa::path(post, operation_id = "management_owners_create", path = "/management/owners", tag = "management",
-    request_body = OwnerBody,
-    responses((status = 201, body = Object), (status = 400), (status = 401), (status = 403)))]
+    request_body = OwnerCreate,
+    responses((status = 201, body = super::ManagementOwner)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
@@ -120,8 +88,8 @@ pub async fn create(
 
 /// Changes the fields sent; the owner must still have what its type needs afterwards.
 #[utoipa::path(patch, operation_id = "management_owners_update", path = "/management/owners/{id}", tag = "management",
-    params(("id" = Uuid, Path)), request_body = OwnerBody,
-    responses((status = 200, body = Object), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    params(("id" = Uuid, Path)), request_body = OwnerPatchBody,
+    responses((status = 200, body = super::ManagementOwner)))]
 pub async fn update(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -143,3 +111,19 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list, create))
         .routes(routes!(get, update))
 }
+
+crate::computed_schema!(
+    /// A new owner. INDIVIDUAL needs firstName, lastName and phone; COMPANY needs companyName,
+    /// registrationNumber and contactPerson. Phones are stored in E.164 form.
+    OwnerCreate => domain::record::json_schema(
+        domain::onboarding::records::OWNER_FIELDS,
+        domain::record::SchemaUse::Create,
+    )
+);
+crate::computed_schema!(
+    /// The fields to change (the per-type requirements are checked on the owner as it will be).
+    OwnerPatchBody => domain::record::json_schema(
+        domain::onboarding::records::OWNER_FIELDS,
+        domain::record::SchemaUse::Patch,
+    )
+);

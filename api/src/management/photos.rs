@@ -28,12 +28,12 @@ const MAX_PHOTOS: usize = 20;
 /// The villa's photos: the cover photo first, then by category and order.
 #[utoipa::path(get, operation_id = "management_photos_list", path = "/management/villas/{villaId}/photos", tag = "management",
     params(("villaId" = Uuid, Path), PageQuery),
-    responses((status = 200, body = Page), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 200, body = Page<domain::photos::PhotoView>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
     ApiQuery(q): ApiQuery<PageQuery>,
-) -> Result<Json<Page>, AppError> {
+) -> Result<Json<Page<Value>>, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     problems.finish()?;
@@ -67,7 +67,7 @@ pub struct PhotoForm {
 /// documents worker stores them and the media worker makes their thumbnails.
 #[utoipa::path(post, operation_id = "management_photos_upload", path = "/management/villas/{villaId}/photos", tag = "management",
     params(("villaId" = Uuid, Path)), request_body(content = PhotoForm, content_type = "multipart/form-data"),
-    responses((status = 201, body = super::Items), (status = 400), (status = 401), (status = 403), (status = 404), (status = 413), (status = 415)))]
+    responses((status = 201, body = super::Items<domain::photos::PhotoView>)))]
 pub async fn upload(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -153,7 +153,7 @@ pub async fn upload(
 /// the same transaction. Answers the photo.
 #[utoipa::path(patch, operation_id = "management_photos_set_cover", path = "/management/photos/{id}/cover", tag = "management",
     params(("id" = Uuid, Path)),
-    responses((status = 200, body = Object), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 200, body = domain::photos::PhotoView)))]
 pub async fn set_cover(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

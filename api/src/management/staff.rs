@@ -10,7 +10,7 @@ use domain::{
 };
 use serde::Deserialize;
 use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
+use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
@@ -38,11 +38,11 @@ pub struct StaffListQuery {
 
 /// Lists staff, newest first, each with their villa assignments.
 #[utoipa::path(get, operation_id = "management_staff_list", path = "/management/staff", tag = "management", params(StaffListQuery),
-    responses((status = 200, body = super::Page), (status = 400), (status = 401), (status = 403)))]
+    responses((status = 200, body = super::Page<domain::staff::StaffView>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<StaffListQuery>,
-) -> Result<Json<Page>, AppError> {
+) -> Result<Json<Page<Value>>, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let role = q
@@ -58,7 +58,7 @@ pub async fn list(
 
 /// One staff member, with their villa assignments.
 #[utoipa::path(get, operation_id = "management_staff_get", path = "/management/staff/{id}", tag = "management", params(("id" = Uuid, Path)),
-    responses((status = 200, body = Object), (status = 400), (status = 401), (status = 404)))]
+    responses((status = 200, body = domain::staff::StaffView)))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -67,25 +67,10 @@ pub async fn get(
     Ok(Json(staff::get(&mut conn, id).await?))
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)] // documents the body; the handler reads it as a partial record
-#[schema(rename_all = "camelCase")]
-pub struct StaffBody {
-    first_name: String,
-    last_name: String,
-    /// HOUSEKEEPER, GARDENER, POOL_TECHNICIAN, MAINTENANCE_TECHNICIAN, VILLA_MANAGER, CHEF,
-    /// SECURITY or DRIVER (`role` is accepted too).
-    default_role: String,
-    email: Option<String>,
-    /// International (E.164) format.
-    phone: Option<String>,
-    nationality: Option<String>,
-}
-
 /// Creates a staff member.
 #[utoipa::path(post, operation_id = "management_staff_create", path = "/management/staff", tag = "management",
-    request_body = StaffBody,
-    responses((status = 201, body = Object), (status = 400), (status = 401), (status = 403)))]
+    request_body = StaffCreate,
+    responses((status = 201, body = domain::staff::StaffView)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
@@ -100,22 +85,13 @@ pub async fn create(
     Ok(created(member))
 }
 
-#[derive(ToSchema)]
-#[allow(dead_code)] // documents the body
-#[schema(rename_all = "camelCase")]
-pub struct AssignmentBody {
-    staff_id: Uuid,
-    /// The role at this villa; the staff member's default role when not given.
-    role: Option<String>,
-    /// Default false. A new primary replaces the villa's previous primary for that role.
-    is_primary: Option<bool>,
-}
-
 /// Assigns a staff member to the villa, or updates their assignment (201 when new, 200 when
 /// updated). Unknown villa or staff member: 404.
 #[utoipa::path(post, operation_id = "management_villa_staff_assign", path = "/management/villas/{villaId}/staff", tag = "management",
     params(("villaId" = Uuid, Path)), request_body = AssignmentBody,
-    responses((status = 201, body = Object), (status = 200, body = Object), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 201, body = domain::staff::AssignmentView, description = "Assigned"),
+        (status = 200, body = domain::staff::AssignmentView, description = "The assignment was updated"),
+        (status = 404, description = "No such villa or staff member")))]
 pub async fn assign(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -162,11 +138,11 @@ pub async fn assign(
 /// The villa's team: everyone assigned to it, with their role there.
 #[utoipa::path(get, operation_id = "management_villa_staff_list", path = "/management/villas/{villaId}/staff", tag = "management",
     params(("villaId" = Uuid, Path)),
-    responses((status = 200, body = Items), (status = 400), (status = 401), (status = 404)))]
+    responses((status = 200, body = Items<domain::staff::TeamMemberView>)))]
 pub async fn team(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
-) -> Result<Json<Items>, AppError> {
+) -> Result<Json<Items<Value>>, AppError> {
     let mut conn = state.pool.acquire().await?;
     domain::villas::ensure_exists(&mut conn, villa_id).await?;
     Ok(Json(Items {
@@ -177,7 +153,7 @@ pub async fn team(
 /// Ends the staff member's assignment to the villa (the staff record stays).
 #[utoipa::path(delete, operation_id = "management_villa_staff_unassign", path = "/management/villas/{villaId}/staff/{staffId}", tag = "management",
     params(("villaId" = Uuid, Path), ("staffId" = Uuid, Path)),
-    responses((status = 204), (status = 400), (status = 401), (status = 403), (status = 404)))]
+    responses((status = 204, description = "Unassigned")))]
 pub async fn unassign(
     State(state): State<AppState>,
     ApiPath((villa_id, staff_id)): ApiPath<(Uuid, Uuid)>,
@@ -194,3 +170,25 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(team, assign))
         .routes(routes!(unassign))
 }
+
+crate::computed_schema!(
+    /// A new staff member (`role` is accepted for `defaultRole`); the phone is stored in E.164
+    /// form.
+    StaffCreate => domain::record::json_schema(
+        domain::staff::STAFF_FIELDS,
+        domain::record::SchemaUse::Create,
+    )
+);
+crate::computed_schema!(
+    /// An assignment: the role at this villa defaults to the member's default role; a new primary
+    /// replaces the villa's previous primary for that role.
+    AssignmentBody => serde_json::json!({
+        "type": "object",
+        "required": ["staffId"],
+        "properties": {
+            "staffId": {"type": "string", "format": "uuid"},
+            "role": {"type": ["string", "null"], "enum": domain::staff::STAFF_ROLES.iter().map(|r| serde_json::Value::from(*r)).chain([serde_json::Value::Null]).collect::<Vec<_>>()},
+            "isPrimary": {"type": ["boolean", "null"], "description": "Default false."},
+        },
+    })
+);

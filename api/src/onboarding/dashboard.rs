@@ -2,11 +2,14 @@
 //! `limit`) and answer `{success, data, pagination}`.
 
 use axum::extract::State;
-use domain::{dashboard, pagination::Pagination};
+use domain::{
+    dashboard::{self, views},
+    pagination::Pagination,
+};
 use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{Reply, villas::PageQuery};
+use super::{Answer, DataMessage, DataPage, Reply, villas::PageQuery};
 use crate::{error::AppError, extract::ApiQuery, state::AppState};
 
 fn paged(page: dashboard::Page, p: domain::pagination::PageRequest, what: &str) -> Reply {
@@ -22,7 +25,7 @@ fn paged(page: dashboard::Page, p: domain::pagination::PageRequest, what: &str) 
 /// completion; `mostSkippedFields` counts the optional fields (`ownerDetails.nationality`, ...)
 /// left empty at completion, most skipped first (every such field: a bounded list).
 #[utoipa::path(get, path = "/api/dashboard/stats", tag = "dashboard",
-    responses((status = 200, description = "`{success, data: {totalVillas, activeVillas, pendingOnboarding, onboardingInProgress, onboardingCompleted, staffCount, totalDocuments, totalOwners, averageCompletionTime, mostSkippedFields: [{fieldName, skipCount}]}}`")))]
+    responses((status = 200, body = Answer<DataMessage<views::DashboardStats>>)))]
 pub async fn stats(State(state): State<AppState>) -> Result<Reply, AppError> {
     Ok(Reply::data(
         dashboard::stats(&state.pool).await?,
@@ -32,7 +35,7 @@ pub async fn stats(State(state): State<AppState>) -> Result<Reply, AppError> {
 
 /// Villas with their onboarding status, completion and owner name, newest first.
 #[utoipa::path(get, path = "/api/dashboard/villas", tag = "dashboard", params(PageQuery),
-    responses((status = 200, description = "`{success, data: [villa summary], pagination}`"), (status = 400)))]
+    responses((status = 200, body = Answer<DataPage<Vec<views::DashboardVilla>>>)))]
 pub async fn villas(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,
@@ -43,7 +46,7 @@ pub async fn villas(
 
 /// Owners with the villas they own.
 #[utoipa::path(get, path = "/api/dashboard/owners", tag = "dashboard", params(PageQuery),
-    responses((status = 200, description = "`{success, data: [owner with villas], pagination}`"), (status = 400)))]
+    responses((status = 200, body = Answer<DataPage<Vec<views::DashboardOwner>>>)))]
 pub async fn owners(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,
@@ -54,7 +57,7 @@ pub async fn owners(
 
 /// Staff across all villas, with their assignments.
 #[utoipa::path(get, path = "/api/dashboard/staff", tag = "dashboard", params(PageQuery),
-    responses((status = 200, description = "`{success, data: [staff with assignments], pagination}`"), (status = 400)))]
+    responses((status = 200, body = Answer<DataPage<Vec<views::DashboardStaff>>>)))]
 pub async fn staff(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,
@@ -70,7 +73,7 @@ pub async fn staff(
 /// Documents with their villa and expiry status (EXPIRED, EXPIRING_SOON within 30 days, VALID,
 /// NO_EXPIRY), soonest expiry first.
 #[utoipa::path(get, path = "/api/dashboard/documents", tag = "dashboard", params(PageQuery),
-    responses((status = 200, description = "`{success, data: [document with villa and expiryStatus], pagination}`"), (status = 400)))]
+    responses((status = 200, body = Answer<DataPage<Vec<views::DashboardDocument>>>)))]
 pub async fn documents(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,
@@ -85,7 +88,7 @@ pub async fn documents(
 
 /// Key metrics with the ten newest villas and owners.
 #[utoipa::path(get, path = "/api/dashboard/management", tag = "dashboard",
-    responses((status = 200, description = "`{success, data: {metrics, recentVillas, recentOwners}}`")))]
+    responses((status = 200, body = Answer<DataMessage<views::ManagementDashboard>>)))]
 pub async fn management(State(state): State<AppState>) -> Result<Reply, AppError> {
     Ok(Reply::data(
         dashboard::management(&state.pool).await?,
@@ -96,7 +99,7 @@ pub async fn management(State(state): State<AppState>) -> Result<Reply, AppError
 /// Onboarding counts by status, how many villas completed each step, and the onboardings in
 /// progress (most recently updated first, paged).
 #[utoipa::path(get, path = "/api/dashboard/onboarding-overview", tag = "dashboard", params(PageQuery),
-    responses((status = 200, description = "`{success, data: {byStatus, stepCompletion, inProgress}, pagination}`"), (status = 400)))]
+    responses((status = 200, body = Answer<DataPage<views::OnboardingOverview>>, description = "`pagination` pages `inProgress`")))]
 pub async fn onboarding_overview(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,

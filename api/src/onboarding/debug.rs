@@ -1,16 +1,15 @@
 //! `/api/debug/*`: development only (mounted only when `APP_ENV=development`; admin only).
 
 use axum::extract::State;
-use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::Reply;
+use super::{Answer, DataMessage, Reply};
 use crate::{error::AppError, state::AppState};
 
 /// Counts of records that break the model's rules; each should be 0 (the `...Awaiting...` and
 /// `...WithoutThumbnail` counts are work the workers have not finished yet).
 #[utoipa::path(get, path = "/api/debug/check-data", tag = "internal",
-    responses((status = 200, description = "`{success, data: {<check>: count}}`")))]
+    responses((status = 200, body = Answer<DataMessage<domain::dashboard::views::IntegrityChecks>>)))]
 pub async fn check_data(State(state): State<AppState>) -> Result<Reply, AppError> {
     Ok(Reply::data(
         domain::dashboard::integrity(&state.pool).await?,
@@ -20,12 +19,20 @@ pub async fn check_data(State(state): State<AppState>) -> Result<Reply, AppError
 
 /// Answers with the environment and the time: a check that the API and its auth are wired.
 #[utoipa::path(get, path = "/api/debug/test", tag = "internal",
-    responses((status = 200, description = "`{success, data: {environment}}`")))]
+    responses((status = 200, body = Answer<DataMessage<DebugInfo>>)))]
 pub async fn test() -> Reply {
     Reply::data(
-        json!({"environment": "development"}),
+        DebugInfo {
+            environment: "development",
+        },
         "debug endpoint is up",
     )
+}
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct DebugInfo {
+    /// Always `development`: the route exists only there.
+    environment: &'static str,
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

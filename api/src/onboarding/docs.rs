@@ -11,7 +11,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::Reply;
+use super::{Answer, DataMessage, Reply};
 use crate::{monitoring::MonitoringSnapshot, state::AppState};
 
 /// One registered route, as `/api/docs/routes` lists it.
@@ -65,7 +65,7 @@ pub fn catalog(openapi: &utoipa::openapi::OpenApi) -> RouteCatalog {
 
 /// Every registered route with its method, summary and required access.
 #[utoipa::path(get, path = "/api/docs/routes", tag = "internal",
-    responses((status = 200, description = "`{success, data: [{method, path, summary, access}], message}`")))]
+    responses((status = 200, body = Answer<DataMessage<Vec<RouteInfo>>>)))]
 pub async fn list_routes(Extension(routes): Extension<RouteCatalog>) -> Reply {
     let message = format!("{} routes", routes.len());
     Reply::data(&*routes, &message)
@@ -74,7 +74,7 @@ pub async fn list_routes(Extension(routes): Extension<RouteCatalog>) -> Reply {
 /// The in-memory monitoring: the last 100 requests, per-route call counts and latency, and the
 /// requests slower than `SLOW_REQUEST_MS`. Per API process, lost on restart.
 #[utoipa::path(get, path = "/api/docs/monitoring", tag = "internal",
-    responses((status = 200, description = "`{success, data: {since, slowThresholdMs, totalRequests, recentRequests, routes, slowRequests}}`", body = MonitoringSnapshot)))]
+    responses((status = 200, body = Answer<DataMessage<MonitoringSnapshot>>)))]
 pub async fn monitoring(State(state): State<AppState>) -> Reply {
     Reply::data(state.monitor.snapshot(), "monitoring")
 }

@@ -7,14 +7,14 @@ use axum::{
 };
 use domain::{
     Problems,
-    documents::{self, NewDocument, StoredContent},
+    documents::{self, DocumentView, NewDocument, StoredContent},
     storage::{DocumentType, SafeName, StoragePath},
 };
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Object, Reply, bytes_response, not_modified};
+use super::{Answer, DataMessage, Object, Reply, bodies, bytes_response, not_modified};
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath},
@@ -147,8 +147,8 @@ pub fn file_name(body: &Object, problems: &mut Problems) -> Option<SafeName> {
 /// file of one name in one folder gets a suffix instead of replacing the first. Files are limited
 /// to `UPLOAD_MAX_BYTES` (25 MB by default).
 #[utoipa::path(post, operation_id = "api_documents_upload", path = "/api/documents/upload", tag = "onboarding",
-    request_body(content = Object),
-    responses((status = 201, description = "`{success, data: {id, fileName, documentType, fileUrl, storageUrl, storageFileId, storagePath, storageStatus, ...}, message}`"),
+    request_body = bodies::DocumentUploadBody,
+    responses((status = 201, body = Answer<DataMessage<DocumentView>>),
         (status = 400, description = "One `data.errors` item per bad field"), (status = 404, description = "No such villa")))]
 pub async fn upload(
     State(state): State<AppState>,
@@ -185,7 +185,7 @@ pub async fn upload_document(state: &AppState, body: Object) -> Result<Reply, Ap
 
 /// One document's record (with `storageStatus` PENDING until the worker has stored it).
 #[utoipa::path(get, operation_id = "api_documents_get", path = "/api/documents/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
-    responses((status = 200, description = "`{success, data: document}`"), (status = 404)))]
+    responses((status = 200, body = Answer<DataMessage<DocumentView>>)))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -199,7 +199,8 @@ pub async fn get(
 
 /// The document's bytes (its `fileUrl`), whether or not the worker has stored it yet.
 #[utoipa::path(get, path = "/api/documents/{id}/file", tag = "onboarding", params(("id" = Uuid, Path)),
-    responses((status = 200, description = "The file, as an attachment"), (status = 404)))]
+    responses((status = 200, description = "The file, as an attachment, in its own type", content_type = "*/*", body = [u8]),
+        (status = 304, description = "Not modified (`If-None-Match`)")))]
 pub async fn file(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -8,14 +8,14 @@ use domain::facilities;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Reply, bytes_response};
+use super::{Answer, DataMessage, Reply, bytes_response};
 use crate::{error::AppError, extract::ApiPath, state::AppState};
 
 /// The villa's checklist (saved by wizard step 8). `photoUrl` is the item's photo route, or
 /// null; the photo bytes themselves are not in the JSON.
 #[utoipa::path(get, path = "/api/facilities/villa/{villaId}", tag = "onboarding",
     params(("villaId" = Uuid, Path)),
-    responses((status = 200, description = "`{success, data: [facility item]}`"), (status = 404, description = "No such villa")))]
+    responses((status = 200, body = Answer<DataMessage<Vec<facilities::FacilityView>>>), (status = 404, description = "No such villa")))]
 pub async fn of_villa(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -29,7 +29,8 @@ pub async fn of_villa(
 
 /// A facility item's photo. 404 when the item does not exist or has no photo.
 #[utoipa::path(get, path = "/api/facilities/photo/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
-    responses((status = 200, description = "The image"), (status = 404)))]
+    responses((status = 200, description = "The image, in its type", content(([u8] = "image/jpeg"), ([u8] = "image/png"), ([u8] = "image/webp"), ([u8] = "image/gif"))),
+        (status = 404, description = "No such item, or it has no photo")))]
 pub async fn photo(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

@@ -8,7 +8,9 @@ use domain::{Problems, onboarding::Step};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Object, Reply, documents, if_match, photos, steps, wizard};
+use super::{
+    Answer, DataMessage, Object, Reply, bodies, documents, if_match, photos, steps, wizard,
+};
 use crate::{
     auth::CurrentUser,
     error::AppError,
@@ -47,10 +49,12 @@ async fn segment(
 }
 
 macro_rules! segment_route {
-    ($name:ident, $path:literal, $step:expr, $complete:literal, $doc:literal) => {
+    ($name:ident, $path:literal, $step:expr, $complete:literal, $body:ty, $doc:literal) => {
         #[doc = $doc]
-        #[utoipa::path(post, path = $path, tag = "onboarding-legacy", request_body(content = Object, description = $doc),
-            responses((status = 200, description = "As the wizard's step saves"), (status = 400), (status = 404), (status = 412)))]
+        #[utoipa::path(post, path = $path, tag = "onboarding-legacy", request_body(content = $body, description = $doc),
+            responses((status = 200, body = Answer<bodies::StepSaved>, description = "As the wizard's step saves"),
+                (status = 404, description = "No such villa"),
+                (status = 412, description = "`If-Match` names an older version of the onboarding")))]
         pub async fn $name(
             State(state): State<AppState>,
             user: CurrentUser,
@@ -67,6 +71,7 @@ segment_route!(
     "/api/onboarding/basic-info/save",
     Step::BasicInfo,
     false,
+    bodies::LegacyVillaBody,
     "`{villaId, ...villa fields}`: saves villa information (step 1) without completing it."
 );
 segment_route!(
@@ -74,6 +79,7 @@ segment_route!(
     "/api/onboarding/basic-info/complete",
     Step::BasicInfo,
     true,
+    bodies::LegacyVillaBody,
     "`{villaId, ...villa fields}`: saves villa information and completes step 1."
 );
 segment_route!(
@@ -81,6 +87,7 @@ segment_route!(
     "/api/onboarding/documents/complete",
     Step::Documents,
     true,
+    bodies::LegacyVillaOnly,
     "`{villaId}`: completes step 6 (documents)."
 );
 segment_route!(
@@ -88,6 +95,7 @@ segment_route!(
     "/api/onboarding/facilities/save",
     Step::Facilities,
     false,
+    bodies::LegacyChecklistBody,
     "`{villaId, facilities: [...]}`: saves the facilities checklist (step 8) without completing it."
 );
 segment_route!(
@@ -95,6 +103,7 @@ segment_route!(
     "/api/onboarding/facilities/complete",
     Step::Facilities,
     true,
+    bodies::LegacyChecklistBody,
     "`{villaId, facilities?: [...]}`: saves the checklist if sent and completes step 8."
 );
 segment_route!(
@@ -102,6 +111,7 @@ segment_route!(
     "/api/onboarding/photos/complete",
     Step::Photos,
     true,
+    bodies::LegacyVillaOnly,
     "`{villaId}`: completes step 9 (photos)."
 );
 segment_route!(
@@ -109,6 +119,7 @@ segment_route!(
     "/api/onboarding/staff/save",
     Step::StaffConfiguration,
     false,
+    bodies::LegacyTeamBody,
     "`{villaId, staff: [...]}`: saves the villa's team (step 7) without completing it."
 );
 segment_route!(
@@ -116,12 +127,13 @@ segment_route!(
     "/api/onboarding/staff/complete",
     Step::StaffConfiguration,
     true,
+    bodies::LegacyTeamBody,
     "`{villaId, staff?: [...]}`: saves the team if sent and completes step 7."
 );
 
 /// As `POST /api/onboarding/start`.
-#[utoipa::path(post, path = "/api/onboarding/basic-info/start", tag = "onboarding-legacy", request_body(content = Object),
-    responses((status = 201, description = "As POST /api/onboarding/start"), (status = 400)))]
+#[utoipa::path(post, path = "/api/onboarding/basic-info/start", tag = "onboarding-legacy", request_body = bodies::VillaCreate,
+    responses((status = 201, body = Answer<bodies::Started>, description = "With the progress `ETag`")))]
 pub async fn basic_info_start(
     State(state): State<AppState>,
     body: ApiJson<Object>,
@@ -130,8 +142,8 @@ pub async fn basic_info_start(
 }
 
 /// As `POST /api/documents/upload`.
-#[utoipa::path(post, path = "/api/onboarding/documents/upload", tag = "onboarding-legacy", request_body(content = Object),
-    responses((status = 201, description = "As POST /api/documents/upload"), (status = 400), (status = 404)))]
+#[utoipa::path(post, path = "/api/onboarding/documents/upload", tag = "onboarding-legacy", request_body = bodies::DocumentUploadBody,
+    responses((status = 201, body = Answer<DataMessage<domain::documents::DocumentView>>), (status = 404, description = "No such villa")))]
 pub async fn documents_upload(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
@@ -140,8 +152,8 @@ pub async fn documents_upload(
 }
 
 /// As `POST /api/photos/upload`.
-#[utoipa::path(post, path = "/api/onboarding/photos/upload", tag = "onboarding-legacy", request_body(content = Object),
-    responses((status = 201, description = "As POST /api/photos/upload"), (status = 400), (status = 404)))]
+#[utoipa::path(post, path = "/api/onboarding/photos/upload", tag = "onboarding-legacy", request_body = bodies::PhotoUploadBody,
+    responses((status = 201, body = Answer<DataMessage<domain::photos::PhotoView>>), (status = 404, description = "No such villa")))]
 pub async fn photos_upload(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
@@ -151,8 +163,11 @@ pub async fn photos_upload(
 
 /// `{villaId, agreedToTerms, dataAccuracyConfirmed, reviewNotes?, submissionNotes?}`: as
 /// `POST /api/onboarding/:villaId/complete`.
-#[utoipa::path(post, path = "/api/onboarding/finalize", tag = "onboarding-legacy", request_body(content = Object),
-    responses((status = 200, description = "As POST /api/onboarding/:villaId/complete"), (status = 400), (status = 404), (status = 412)))]
+#[utoipa::path(post, path = "/api/onboarding/finalize", tag = "onboarding-legacy", request_body = bodies::FinalizeBody,
+    responses((status = 200, body = Answer<bodies::Completed>, description = "As POST /api/onboarding/{villaId}/complete"),
+        (status = 400, description = "Terms not agreed, or steps missing (`data.missingSteps`)"),
+        (status = 404, description = "No such villa"),
+        (status = 412, description = "`If-Match` names an older version of the onboarding")))]
 pub async fn finalize(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -167,7 +182,7 @@ pub async fn finalize(
 
 /// As `GET /api/onboarding/:villaId/progress`.
 #[utoipa::path(get, path = "/api/onboarding/progress/{villaId}", tag = "onboarding-legacy",
-    params(("villaId" = Uuid, Path)), responses((status = 200), (status = 404)))]
+    params(("villaId" = Uuid, Path)), responses((status = 200, body = Answer<wizard::ProgressAnswer>, description = "With the progress `ETag`")))]
 pub async fn progress(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,

@@ -2,6 +2,7 @@
 //! resource. Answers use the spec's envelope `{success, data, message, timestamp}`; errors the
 //! surface's `{statusCode, statusMessage, data: {errors}}` (crate::error).
 
+pub mod bodies;
 pub mod dashboard;
 pub mod debug;
 pub mod docs;
@@ -68,6 +69,16 @@ pub struct DataMessage<T> {
     pub message: String,
 }
 
+/// `{data, pagination, message}`: a page of a list (or, for the onboarding overview, a view
+/// around one).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // documents the answer
+pub struct DataPage<T> {
+    data: T,
+    pagination: domain::pagination::Pagination,
+    message: String,
+}
+
 /// A success answer: a JSON object (to which `success` and `timestamp` are added), its status
 /// and, for villa and progress answers, an `ETag`.
 pub struct Reply {
@@ -90,6 +101,11 @@ impl Reply {
             etag: None,
             body,
         }
+    }
+
+    /// `{success: true, ..members of body, timestamp}` for a typed answer.
+    pub fn of(body: impl serde::Serialize) -> Self {
+        Self::new(serde_json::to_value(body).unwrap_or(Value::Null))
     }
 
     /// The spec's envelope: `{success: true, data, message, timestamp}`.

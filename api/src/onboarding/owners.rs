@@ -6,7 +6,7 @@ use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Object, Reply, documents::villa_id};
+use super::{Answer, DataMessage, Object, Reply, bodies, documents::villa_id};
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath},
@@ -15,7 +15,7 @@ use crate::{
 
 /// The villa's owner. 404 when the villa does not exist or has no owner yet.
 #[utoipa::path(get, operation_id = "api_owners_get", path = "/api/owners/{villaId}", tag = "onboarding", params(("villaId" = Uuid, Path)),
-    responses((status = 200, description = "`{success, data: owner}`"), (status = 404)))]
+    responses((status = 200, body = Answer<DataMessage<bodies::OnboardingOwner>>), (status = 404, description = "No such villa, or it has no owner yet")))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -30,9 +30,10 @@ pub async fn get(
 /// Creates or updates the villa's owner: `villaId` (required) and the owner fields of wizard
 /// step 2 (fields left out keep their value). Does not mark step 2; 201 when the owner was
 /// created, 200 when updated.
-#[utoipa::path(post, path = "/api/owners", tag = "onboarding", request_body(content = Object),
-    responses((status = 201, description = "`{success, data: owner, message}`"), (status = 200, description = "Updated"),
-        (status = 400), (status = 404)))]
+#[utoipa::path(post, path = "/api/owners", tag = "onboarding", request_body = bodies::OwnerUpsertBody,
+    responses((status = 201, body = Answer<bodies::OwnerSaved>, description = "Created"),
+        (status = 200, body = Answer<bodies::OwnerSaved>, description = "Updated"),
+        (status = 404, description = "No such villa")))]
 pub async fn upsert(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,

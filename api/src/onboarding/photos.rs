@@ -8,7 +8,7 @@ use axum::{
 };
 use domain::{
     Problems, media,
-    photos::{self, NewPhoto},
+    photos::{self, NewPhoto, PhotoView},
     record::members,
     storage::PhotoCategory,
 };
@@ -17,7 +17,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use super::{
-    Object, Reply, bytes_response,
+    Answer, DataMessage, Object, Reply, bodies, bytes_response,
     documents::{file_content, file_name, read_content, text, villa_id},
     not_modified,
 };
@@ -38,8 +38,8 @@ const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// categories. Answers at once with the final `storagePath`
 /// (`Villas/<villa>/Photos/<category folder>/[<bedroom>/]<file>`); the documents worker stores
 /// the file, the media worker makes the thumbnail (`thumbnailUrl` is set once it exists).
-#[utoipa::path(post, operation_id = "api_photos_upload", path = "/api/photos/upload", tag = "onboarding", request_body(content = Object),
-    responses((status = 201, description = "`{success, data: {id, fileName, category (uppercase), subfolder, fileUrl, storageUrl, storageFileId, storagePath, thumbnailUrl, width, height, ...}}`"),
+#[utoipa::path(post, operation_id = "api_photos_upload", path = "/api/photos/upload", tag = "onboarding", request_body = bodies::PhotoUploadBody,
+    responses((status = 201, body = Answer<DataMessage<PhotoView>>),
         (status = 400, description = "One `data.errors` item per bad field"), (status = 404, description = "No such villa")))]
 pub async fn upload(
     State(state): State<AppState>,
@@ -50,8 +50,8 @@ pub async fn upload(
 
 /// The same upload as `POST /api/photos/upload` (the spec does not show this route's shape; it
 /// is the enhanced photo service's upload, so it takes and answers the same).
-#[utoipa::path(post, path = "/api/photos-enhanced", tag = "onboarding", request_body(content = Object),
-    responses((status = 201, description = "As POST /api/photos/upload"), (status = 400), (status = 404)))]
+#[utoipa::path(post, path = "/api/photos-enhanced", tag = "onboarding", request_body = bodies::PhotoUploadBody,
+    responses((status = 201, body = Answer<DataMessage<PhotoView>>), (status = 404, description = "No such villa")))]
 pub async fn upload_enhanced(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
@@ -129,7 +129,8 @@ pub async fn upload_photo(state: &AppState, body: Object) -> Result<Reply, AppEr
 /// UUIDs, unguessable). Served whether or not the worker has stored the photo yet.
 #[utoipa::path(get, path = "/api/photos-enhanced/public/{id}", tag = "onboarding", security(()),
     params(("id" = Uuid, Path)),
-    responses((status = 200, description = "The image"), (status = 304), (status = 404)))]
+    responses((status = 200, description = "The image, in its type", content(([u8] = "image/jpeg"), ([u8] = "image/png"), ([u8] = "image/webp"), ([u8] = "image/gif"))),
+        (status = 304, description = "Not modified (`If-None-Match`)")))]
 pub async fn public_photo(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -151,7 +152,8 @@ pub async fn public_photo(
 /// made it (`thumbnailUrl` is null until then).
 #[utoipa::path(get, path = "/api/photos-enhanced/thumbnail/{id}", tag = "onboarding", security(()),
     params(("id" = Uuid, Path)),
-    responses((status = 200, description = "The thumbnail"), (status = 304), (status = 404)))]
+    responses((status = 200, description = "The thumbnail", content_type = "image/jpeg", body = [u8]),
+        (status = 304, description = "Not modified (`If-None-Match`)")))]
 pub async fn thumbnail(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -169,7 +171,7 @@ pub async fn thumbnail(
 
 /// One photo's record.
 #[utoipa::path(get, operation_id = "api_photos_get", path = "/api/photos/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
-    responses((status = 200, description = "`{success, data: photo}`"), (status = 404)))]
+    responses((status = 200, body = Answer<DataMessage<PhotoView>>)))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

@@ -16,7 +16,7 @@ use domain::{
     record::Patch,
     staff,
 };
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::Object;
@@ -161,17 +161,18 @@ pub async fn save_one(
     by: &str,
     message: &str,
 ) -> Result<super::Reply, AppError> {
-    let (saved, progress) = save(state, villa_id, if_match, vec![step], complete, by).await?;
-    let saved = &saved[0];
-    Ok(super::Reply::new(json!({
-        "villaId": villa_id,
-        "step": saved.step.number(),
-        "stepName": saved.step.summary_name(),
-        "savedFields": saved.saved_fields,
-        "progress": progress,
-        "message": message,
-    }))
-    .etag(progress.etag()))
+    let (mut saved, progress) = save(state, villa_id, if_match, vec![step], complete, by).await?;
+    let saved = saved.remove(0);
+    let etag = progress.etag();
+    Ok(super::Reply::of(super::bodies::StepSaved {
+        villa_id,
+        step: saved.step.number(),
+        step_name: saved.step.summary_name(),
+        saved_fields: saved.saved_fields,
+        progress,
+        message: message.to_owned(),
+    })
+    .etag(etag))
 }
 
 /// Reads a step number from a body or path value (1 to 10).

@@ -13,7 +13,7 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Object, Reply, if_match};
+use super::{Answer, DataMessage, DataPage, Object, Reply, bodies, if_match};
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath, ApiQuery},
@@ -42,7 +42,7 @@ impl PageQuery {
 /// Villas with basic info, newest first, paged (`page`, `limit`; the spec shows no paging, and
 /// an unpaged list grows without bound).
 #[utoipa::path(get, operation_id = "api_villas_list", path = "/api/villas", tag = "onboarding", params(PageQuery),
-    responses((status = 200, description = "`{success, data: [villa], pagination: {page, limit, total}, timestamp}`"), (status = 400)))]
+    responses((status = 200, body = Answer<DataPage<Vec<bodies::OnboardingVilla>>>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,
@@ -59,8 +59,8 @@ pub async fn list(
 /// Creates a villa (DRAFT) without starting its onboarding. 400 lists every bad field; a villa
 /// code in use is a 400 on `villaCode`.
 #[utoipa::path(post, path = "/api/villas", tag = "onboarding",
-    request_body(content = Object, description = "The villa create fields of the spec"),
-    responses((status = 201, description = "`{success, data: villa, message}` with the villa `ETag`"), (status = 400)))]
+    request_body = bodies::VillaCreate,
+    responses((status = 201, body = Answer<DataMessage<bodies::OnboardingVilla>>, description = "With the villa `ETag`")))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
@@ -79,8 +79,7 @@ pub async fn create(
 /// The villa with everything the wizard stored: owner, contract, bank details (masked), OTA
 /// credentials (without passwords), documents, staff, facilities, photos and onboarding.
 #[utoipa::path(get, operation_id = "api_villas_get", path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
-    responses((status = 200, description = "`{success, data: {villa, ownerDetails, contractualDetails, bankDetails, otaCredentials, documents, staff, facilities, photos, onboarding}}` with the villa `ETag`"),
-        (status = 404)))]
+    responses((status = 200, body = Answer<DataMessage<bodies::VillaBundle>>, description = "With the villa `ETag`")))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -94,7 +93,8 @@ pub async fn get(
 /// Deletes the villa and all its records at once, and enqueues the removal of its document-store
 /// folder. With `If-Match`, only if the villa is still at that version (412 otherwise).
 #[utoipa::path(delete, path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
-    responses((status = 200, description = "`{success, message, data: {id, folderRemovalJobId}}`"), (status = 404), (status = 412)))]
+    responses((status = 200, body = Answer<DataMessage<bodies::VillaDeleted>>),
+        (status = 412, description = "`If-Match` names an older version of the villa")))]
 pub async fn delete(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -102,10 +102,13 @@ pub async fn delete(
 ) -> Result<Reply, AppError> {
     let expected = if_match(&headers, "villa", id)?;
     let job = delete_with_folder(&state, id, expected).await?;
-    Ok(Reply::new(json!({
-        "data": {"id": id, "folderRemovalJobId": job.map(|j| j.id)},
-        "message": "villa and all its records deleted",
-    })))
+    Ok(Reply::data(
+        bodies::VillaDeleted {
+            id,
+            folder_removal_job_id: job.map(|j| j.id),
+        },
+        "villa and all its records deleted",
+    ))
 }
 
 /// Deletes the villa and its records (with `expected`, only at that version) and enqueues the

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Object, Reply, if_match, steps};
+use super::{Answer, Object, Reply, bodies, if_match, steps};
 use crate::{
     auth::CurrentUser,
     error::{AppError, auto_save_failure},
@@ -31,21 +31,22 @@ use crate::{
 /// Creates the villa (DRAFT) and its onboarding (IN_PROGRESS, 0 %, step 1). The body is the villa
 /// create fields, all of the spec's required ones required; every bad field is listed.
 #[utoipa::path(post, path = "/api/onboarding/start", tag = "onboarding",
-    request_body(content = Object, description = "villaCode, villaName, address, city, country, bedrooms, bathrooms, maxGuests, propertyType (required); description, villaStyle, postalCode, latitude, longitude, ... (optional)"),
-    responses((status = 201, description = "`{success, villaId, villa, progress, message, timestamp}` with the progress `ETag`"),
+    request_body = bodies::VillaCreate,
+    responses((status = 201, body = Answer<bodies::Started>, description = "With the progress `ETag`"),
         (status = 400, description = "Invalid fields, or the villa code exists")))]
 pub async fn start(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
 ) -> Result<Reply, AppError> {
     let (villa, progress) = start_onboarding(&state, &body).await?;
-    Ok(Reply::new(json!({
-        "villaId": villa["id"],
-        "villa": villa,
-        "progress": progress,
-        "message": "onboarding started",
-    }))
-    .etag(progress.etag())
+    let etag = progress.etag();
+    Ok(Reply::of(bodies::Started {
+        villa_id: progress.villa_id,
+        villa: bodies::OnboardingVillaValue(villa),
+        progress,
+        message: "onboarding started",
+    })
+    .etag(etag)
     .created())
 }
 
@@ -116,11 +117,11 @@ async fn save_step(
 
 /// One `save-step-N` route: its handler and OpenAPI description.
 macro_rules! save_step_route {
-    ($name:ident, $path:literal, $step:expr, $doc:literal) => {
+    ($name:ident, $path:literal, $step:expr, $body:ty, $doc:literal) => {
         #[doc = $doc]
         #[utoipa::path(post, path = $path, tag = "onboarding", params(("villaId" = Uuid, Path)),
-            request_body(content = Object, description = $doc),
-            responses((status = 200, description = "`{success, villaId, step, stepName, savedFields, progress, message, timestamp}` with the new progress `ETag`"),
+            request_body(content = $body, description = $doc),
+            responses((status = 200, body = Answer<bodies::StepSaved>, description = "With the new progress `ETag`"),
                 (status = 400, description = "One `data.errors` item per bad field"),
                 (status = 404, description = "No such villa"),
                 (status = 412, description = "`If-Match` names an older version of the onboarding")))]
@@ -140,60 +141,70 @@ save_step_route!(
     save_step_1,
     "/api/onboarding/{villaId}/save-step-1",
     Step::BasicInfo,
+    bodies::VillaPatch,
     "Step 1, villa information: any villa fields (villaCode, villaName, address, city, country, bedrooms, bathrooms, maxGuests, propertyType, villaStyle, description, postalCode, latitude, longitude, landAreaSqm, livingAreaSqm, yearBuilt, checkInTime, checkOutTime; the form names name, code, type, style, guests, zipCode are mapped). Fields left out keep their value; a required field cannot be emptied. Sets villaInfoCompleted."
 );
 save_step_route!(
     save_step_2,
     "/api/onboarding/{villaId}/save-step-2",
     Step::OwnerDetails,
+    bodies::OwnerPatch,
     "Step 2, owner details: ownerType (INDIVIDUAL, COMPANY; INDIVIDUAL when first created), firstName, lastName, email, phone (international format), alternativePhone, nationality, passportNumber, taxId, companyName, registrationNumber, contactPerson, companyTaxId, address, city, country, postalCode, preferredLanguage, communicationPreference (EMAIL, PHONE, WHATSAPP, SMS), notes. Upserts the villa's owner."
 );
 save_step_route!(
     save_step_3,
     "/api/onboarding/{villaId}/save-step-3",
     Step::ContractDetails,
+    bodies::ContractPatch,
     "Step 3, contractual details: contractType (EXCLUSIVE, NON_EXCLUSIVE, REVENUE_SHARE, FIXED_RENT), commissionRate (0 to 100), managementFee, feeCurrency (ISO 4217), contractStartDate and contractEndDate (YYYY-MM-DD, end not before start), paymentTerms, payoutDay (1-31), cancellationPolicy, minimumStayNights, insuranceProvider, insurancePolicyNumber, insuranceExpiryDate, specialTerms. Upserts the contract."
 );
 save_step_route!(
     save_step_4,
     "/api/onboarding/{villaId}/save-step-4",
     Step::BankDetails,
+    bodies::BankPatch,
     "Step 4, bank details: accountHolderName, bankName, bankAddress, bankCountry, swiftCode, currency, accountNumber, iban (checksum verified), branchCode, notes. The account number and IBAN are encrypted at rest and only ever returned masked (****1234)."
 );
 save_step_route!(
     save_step_5,
     "/api/onboarding/{villaId}/save-step-5",
     Step::OtaCredentials,
+    bodies::OtaCredentialsBody,
     "Step 5, OTA credentials: `{credentials: [{id?, platform, propertyId, username, password, listingUrl, isActive}]}` replaces all the villa's credentials. platform is one of AIRBNB, BOOKING_COM, EXPEDIA, VRBO, AGODA, TRIP_COM, GOOGLE, DIRECT, OTHER. Passwords are encrypted and never returned; an entry with the `id` of a stored credential and no password keeps its stored password."
 );
 save_step_route!(
     save_step_6,
     "/api/onboarding/{villaId}/save-step-6",
     Step::Documents,
+    bodies::NoStepData,
     "Step 6, documents: sets documentsUploaded. Files are uploaded through POST /api/documents/upload. Body: any object (may be empty)."
 );
 save_step_route!(
     save_step_7,
     "/api/onboarding/{villaId}/save-step-7",
     Step::StaffConfiguration,
+    bodies::TeamBody,
     "Step 7, staff: `{staff: [{id?, firstName (or name), lastName, role, phone, email, isPrimary}]}` becomes the villa's team (role one of HOUSEKEEPER, GARDENER, POOL_TECHNICIAN, MAINTENANCE_TECHNICIAN, VILLA_MANAGER, CHEF, SECURITY, DRIVER; at most one primary per role). Without `staff` the team is left as is. Sets staffConfigCompleted."
 );
 save_step_route!(
     save_step_8,
     "/api/onboarding/{villaId}/save-step-8",
     Step::Facilities,
+    bodies::ChecklistBody,
     "Step 8, facilities checklist: `{facilities: [{id?, category, subcategory, itemName, isAvailable, quantity, condition, notes, photo (base64 image)}]}` becomes the villa's checklist (condition one of NEW, EXCELLENT, GOOD, FAIR, POOR, DAMAGED); an item with its stored `id` and no photo keeps its photo. Without `facilities` the checklist is left as is. Sets facilitiesCompleted."
 );
 save_step_route!(
     save_step_9,
     "/api/onboarding/{villaId}/save-step-9",
     Step::Photos,
+    bodies::NoStepData,
     "Step 9, photos: sets photosUploaded. Photos are uploaded through POST /api/photos/upload. Body: any object (may be empty)."
 );
 save_step_route!(
     save_step_10,
     "/api/onboarding/{villaId}/save-step-10",
     Step::Review,
+    bodies::NoStepData,
     "Step 10, review: sets reviewCompleted. Body: any object (may be empty)."
 );
 
@@ -202,9 +213,9 @@ save_step_route!(
 /// {credentials: [...]}}` (each member optional; a step left out is not touched). Errors name
 /// the member (`ownerDetails.email`).
 #[utoipa::path(post, path = "/api/onboarding/{villaId}/save-steps-1-5", tag = "onboarding",
-    params(("villaId" = Uuid, Path)), request_body(content = Object),
-    responses((status = 200, description = "`{success, villaId, steps: [{step, stepName, savedFields}], progress, message, timestamp}`"),
-        (status = 400), (status = 404), (status = 412)))]
+    params(("villaId" = Uuid, Path)), request_body = bodies::Steps1To5Body,
+    responses((status = 200, body = Answer<bodies::StepsSaved>, description = "With the new progress `ETag`"),
+        (status = 412, description = "`If-Match` names an older version of the onboarding")))]
 pub async fn save_steps_1_to_5(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -245,23 +256,31 @@ pub async fn save_steps_1_to_5(
         &user.subject,
     )
     .await?;
-    Ok(Reply::new(json!({
-        "villaId": villa_id,
-        "steps": saved.iter().map(|s| json!({"step": s.step.number(), "stepName": s.step.summary_name(), "savedFields": s.saved_fields})).collect::<Vec<_>>(),
-        "progress": p,
-        "message": format!("{} steps saved", saved.len()),
-    }))
-    .etag(p.etag()))
+    let etag = p.etag();
+    Ok(Reply::of(bodies::StepsSaved {
+        villa_id,
+        message: format!("{} steps saved", saved.len()),
+        steps: saved
+            .into_iter()
+            .map(|s| bodies::StepFields {
+                step: s.step.number(),
+                step_name: s.step.summary_name(),
+                saved_fields: s.saved_fields,
+            })
+            .collect(),
+        progress: p,
+    })
+    .etag(etag))
 }
 
 /// Generic step save: `{data: {...}, completed: boolean}`. `data` is the step's data as for
 /// `save-step-N`; `completed` true marks the step completed, false marks it back in progress,
 /// absent leaves its status.
 #[utoipa::path(post, path = "/api/onboarding/{villaId}/step/{stepNumber}", tag = "onboarding",
-    params(("villaId" = Uuid, Path), ("stepNumber" = u8, Path, description = "1 to 10")),
-    request_body(content = Object),
-    responses((status = 200, description = "`{success, villaId, step, stepName, savedFields, completed, progress, timestamp}`"),
-        (status = 400), (status = 404), (status = 412)))]
+    params(("villaId" = Uuid, Path), ("stepNumber" = u8, Path, minimum = 1, maximum = 10, description = "1 to 10")),
+    request_body = bodies::GenericStepBody,
+    responses((status = 200, body = Answer<bodies::StepSaved>, description = "With the new progress `ETag`"),
+        (status = 412, description = "`If-Match` names an older version of the onboarding")))]
 pub async fn save_generic_step(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -307,8 +326,8 @@ pub async fn save_generic_step(
 /// own (nothing is saved, `savedFields` is empty). Never answers an error status: any failure,
 /// a stale `If-Match` included, is `{success: false, message, data: {code, errors}}` with 200.
 #[utoipa::path(post, path = "/api/onboarding/{villaId}/autosave", tag = "onboarding",
-    params(("villaId" = Uuid, Path)), request_body(content = Object),
-    responses((status = 200, description = "`{success: true, villaId, step, savedFields, progress, timestamp}` or `{success: false, statusCode, message, data: {code, errors}}`")))]
+    params(("villaId" = Uuid, Path)), request_body = bodies::AutosaveBody,
+    responses((status = 200, body = bodies::AutosaveAnswer, description = "Saved (`success: true`, with the new progress `ETag`), or why not (`success: false`): never an error status")))]
 pub async fn autosave(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -360,14 +379,19 @@ async fn try_autosave(
 /// The progress and, per step, its name, whether it is completed and whether it has data.
 #[utoipa::path(get, path = "/api/onboarding/{villaId}/summary", tag = "onboarding",
     params(("villaId" = Uuid, Path)),
-    responses((status = 200, description = "`{success, progress, stepDetails: [{step, name, title, completed, hasData}], timestamp}`"), (status = 404)))]
+    responses((status = 200, body = Answer<bodies::Summary>, description = "With the progress `ETag`")))]
 pub async fn summary(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
 ) -> Result<Reply, AppError> {
     let mut conn = state.pool.acquire().await?;
-    let (p, details) = onboarding::summary(&mut conn, villa_id).await?;
-    Ok(Reply::new(json!({"progress": p, "stepDetails": details})).etag(p.etag()))
+    let (progress, step_details) = onboarding::summary(&mut conn, villa_id).await?;
+    let etag = progress.etag();
+    Ok(Reply::of(bodies::Summary {
+        progress,
+        step_details,
+    })
+    .etag(etag))
 }
 
 /// Completes the onboarding: every step must be completed (else 400 with `missingSteps`), and
@@ -376,9 +400,10 @@ pub async fn summary(
 /// Completing an onboarding that is already completed answers its completion again.
 #[utoipa::path(post, path = "/api/onboarding/{villaId}/complete", tag = "onboarding",
     params(("villaId" = Uuid, Path)),
-    request_body(content = Object, description = "agreedToTerms (true), dataAccuracyConfirmed (true), reviewNotes, submissionNotes"),
-    responses((status = 200, description = "`{success, villaId, status: COMPLETED, progress, completedAt, completedBy, message, timestamp}`"),
-        (status = 400, description = "Terms not agreed, or steps missing (`data.missingSteps`)"), (status = 404), (status = 412)))]
+    request_body = bodies::CompleteBody,
+    responses((status = 200, body = Answer<bodies::Completed>, description = "With the progress `ETag`"),
+        (status = 400, description = "Terms not agreed, or steps missing (`data.missingSteps`)"),
+        (status = 412, description = "`If-Match` names an older version of the onboarding")))]
 pub async fn complete(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -452,15 +477,16 @@ pub async fn complete_onboarding(
     }
     let p = progress::get(&mut tx, villa_id).await?;
     tx.commit().await?;
-    Ok(Reply::new(json!({
-        "villaId": villa_id,
-        "status": p.status,
-        "progress": p,
-        "completedAt": p.completed_at,
-        "completedBy": p.completed_by,
-        "message": "onboarding completed; the villa is approved and active",
-    }))
-    .etag(p.etag()))
+    let etag = p.etag();
+    Ok(Reply::of(bodies::Completed {
+        villa_id,
+        status: p.status.clone(),
+        completed_at: p.completed_at,
+        completed_by: p.completed_by.clone(),
+        progress: p,
+        message: "onboarding completed; the villa is approved and active",
+    })
+    .etag(etag))
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

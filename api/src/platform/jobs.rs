@@ -173,10 +173,24 @@ pub async fn retry(
     Ok((StatusCode::ACCEPTED, Json(job)))
 }
 
+/// The body of a diagnostic job (`jobs::system::DiagnosticJob`, which refuses other members).
+#[derive(ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the body
+pub struct DiagnosticBody {
+    /// How long the job sleeps, in milliseconds (default 0).
+    #[schema(minimum = 0, maximum = 60_000)]
+    sleep_ms: Option<u64>,
+    /// How many runs fail before one succeeds (default 0).
+    #[schema(minimum = 0)]
+    fail_attempts: Option<u32>,
+    note: Option<String>,
+}
+
 /// Enqueues a diagnostic job to check the pipeline end to end; poll `/admin/jobs/{id}`.
 #[utoipa::path(post, path = "/admin/jobs/diagnostic", tag = "admin",
-    request_body(content = Object, description = "`{sleepMs?: 0..60000, failAttempts?: number, note?: string}`"),
-    responses((status = 202, body = JobRecord), (status = 400)))]
+    request_body = DiagnosticBody,
+    responses((status = 202, body = JobRecord)))]
 pub async fn diagnostic(
     State(state): State<AppState>,
     ApiJson(job): ApiJson<DiagnosticJob>,

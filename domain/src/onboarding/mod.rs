@@ -32,6 +32,65 @@ pub fn render_villa(row: &Map<String, Value>) -> Value {
     Value::Object(out)
 }
 
+/// The JSON Schemas of the records as this API answers them, from the field tables that check
+/// and render them.
+pub mod schemas {
+    use serde_json::{Value, json};
+
+    use super::records::{BANK_FIELDS, CONTRACT_FIELDS, OWNER_FIELDS, VILLA_FIELDS};
+    use crate::record::{SchemaUse, json_schema, with_members};
+
+    /// A villa as [`super::render_villa`] shows it.
+    pub fn villa() -> Value {
+        with_members(
+            json_schema(VILLA_FIELDS, SchemaUse::Answer),
+            json!({
+                "id": {"type": "string", "format": "uuid"},
+                "status": {"type": "string", "enum": crate::villas::LIFECYCLE_STATES, "description": "The villa's lifecycle state."},
+                "isActive": {"type": "boolean"},
+                "ownerId": {"type": ["string", "null"], "format": "uuid"},
+                "storageBasePath": {"type": ["string", "null"]},
+                "createdAt": {"type": "string", "format": "date-time"},
+                "updatedAt": {"type": "string", "format": "date-time"},
+                "version": {"type": "integer", "description": "The value behind the villa's `ETag`."},
+            }),
+        )
+    }
+
+    /// An owner as [`super::records::render_owner`] shows it.
+    pub fn owner() -> Value {
+        with_members(
+            json_schema(OWNER_FIELDS, SchemaUse::Answer),
+            json!({
+                "id": {"type": "string", "format": "uuid"},
+                "villaId": {"type": ["string", "null"], "format": "uuid", "description": "The villa it was read for."},
+                "createdAt": {"type": "string", "format": "date-time"},
+                "updatedAt": {"type": "string", "format": "date-time"},
+            }),
+        )
+    }
+
+    fn villa_record(fields: &[crate::record::FieldSpec]) -> Value {
+        with_members(
+            json_schema(fields, SchemaUse::Answer),
+            json!({
+                "villaId": {"type": "string", "format": "uuid"},
+                "updatedAt": {"type": "string", "format": "date-time"},
+            }),
+        )
+    }
+
+    /// Contractual details as [`super::records::render_villa_record`] shows them.
+    pub fn contract() -> Value {
+        villa_record(CONTRACT_FIELDS)
+    }
+
+    /// Bank details, account number and IBAN masked.
+    pub fn bank() -> Value {
+        villa_record(BANK_FIELDS)
+    }
+}
+
 /// The villa's `ETag`.
 pub fn villa_etag(villa: &Value) -> String {
     format!(
@@ -153,22 +212,35 @@ fn has_data(step: Step, s: &StoredRecords) -> bool {
     }
 }
 
+/// One step in the summary.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepDetail {
+    pub step: u8,
+    /// villaInfo, ownerDetails, ...
+    pub name: &'static str,
+    pub title: &'static str,
+    pub completed: bool,
+    pub has_data: bool,
+}
+
 /// `GET /api/onboarding/:villaId/summary`: the progress and, per step, its name, whether it is
 /// completed and whether it has data.
-pub async fn summary(conn: &mut PgConnection, villa_id: Uuid) -> Result<(Progress, Vec<Value>)> {
+pub async fn summary(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+) -> Result<(Progress, Vec<StepDetail>)> {
     let progress = progress::get(conn, villa_id).await?;
     let stored = records::stored(conn, villa_id).await?;
     let details = Step::ALL
         .iter()
         .zip(&progress.steps_completed)
-        .map(|(step, done)| {
-            json!({
-                "step": step.number(),
-                "name": step.summary_name(),
-                "title": step.title(),
-                "completed": done,
-                "hasData": has_data(*step, &stored) || (*step == Step::Review && *done),
-            })
+        .map(|(step, done)| StepDetail {
+            step: step.number(),
+            name: step.summary_name(),
+            title: step.title(),
+            completed: *done,
+            has_data: has_data(*step, &stored) || (*step == Step::Review && *done),
         })
         .collect();
     Ok((progress, details))

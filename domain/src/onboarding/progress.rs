@@ -96,7 +96,6 @@ impl Step {
             Step::Review => "Review",
         }
     }
-
 }
 
 /// The booleans the progress record shows, one per step, in step order.

@@ -416,6 +416,32 @@ pub const OTA_FIELDS: &[FieldSpec] = &[
     field("isActive", "is_active", Kind::Bool),
 ];
 
+/// The JSON Schema of one item of step 5's `credentials`, from [`OTA_FIELDS`].
+pub fn ota_credential_schema() -> Value {
+    let mut schema = crate::record::json_schema(OTA_FIELDS, crate::record::SchemaUse::Create);
+    schema["properties"]["id"] = json!({"type": ["string", "null"], "format": "uuid",
+        "description": "A stored credential of the villa; sent without a password, it keeps its password."});
+    schema
+}
+
+/// An OTA credential as `ota_json!` renders it, without its password (the OpenAPI description).
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the JSON built in SQL
+pub struct OtaCredentialView {
+    id: Uuid,
+    villa_id: Uuid,
+    platform: String,
+    property_id: Option<String>,
+    username: Option<String>,
+    listing_url: Option<String>,
+    is_active: bool,
+    /// Whether a password is stored (passwords are never returned).
+    has_password: bool,
+    created_at: chrono::DateTime<chrono::Utc>,
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// Checks step 5's `credentials` array, reporting each bad entry's fields as
 /// `credentials[i].field`.
 pub fn parse_ota_credentials(

@@ -1,4 +1,5 @@
 use reqwest::Method;
+use serde_json::{Value, json};
 use sqlx::PgPool;
 use tests::{RedisServer, TestApp, TestAppOptions, json};
 
@@ -100,11 +101,20 @@ async fn the_openapi_document_describes_every_route(pool: PgPool) {
             );
         }
     }
-    // The villa's closed sets are enumerations in the document.
-    let schemas = &doc["components"]["schemas"];
-    assert_eq!(schemas["PropertyType"]["enum"].as_array().unwrap().len(), 5);
-    assert_eq!(schemas["VillaStyle"]["enum"].as_array().unwrap().len(), 9);
-    assert_eq!(schemas["VillaStatus"]["enum"].as_array().unwrap().len(), 7);
+    // The villa's closed sets are enumerations in the document, taken from the field table
+    // that checks them.
+    let create = &doc["components"]["schemas"]["ManagementVillaCreate"]["properties"];
+    assert_eq!(
+        create["propertyType"]["enum"],
+        json!(domain::onboarding::records::PROPERTY_TYPES)
+    );
+    let styles: Vec<Value> = domain::onboarding::records::VILLA_STYLES
+        .iter()
+        .map(|s| json!(s))
+        .chain([Value::Null])
+        .collect();
+    assert_eq!(create["villaStyle"]["enum"], json!(styles));
+    assert_eq!(create["status"]["enum"].as_array().unwrap().len(), 7);
     let ui = app
         .request(Method::GET, "/swagger-ui/", None)
         .send()
@@ -112,4 +122,38 @@ async fn the_openapi_document_describes_every_route(pool: PgPool) {
         .unwrap();
     assert_eq!(ui.status(), 200);
     assert!(ui.text().await.unwrap().contains("swagger"));
+}
+
+/// The check every test's answers go through catches an answer that drifted from the document:
+/// here the document is altered to require a member `/healthz` does not answer.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn answers_that_drift_from_the_document_fail_the_test(pool: PgPool) {
+    let mut doc = serde_json::to_value(api::openapi_document()).unwrap();
+    let schema = doc["components"]["schemas"]["Health"].clone();
+    let mut tampered = schema.clone();
+    tampered["required"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("uptimeSeconds"));
+    doc["components"]["schemas"]["Health"] = tampered;
+    let app = TestApp::spawn_with(
+        pool,
+        TestAppOptions {
+            doc: Some(serde_json::from_value(doc).unwrap()),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(app.get_anonymous("/healthz").await.status(), 200);
+    let failures = app.doc_check.take_failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("GET /healthz 200") && failures[0].contains("uptimeSeconds"),
+        "{failures:?}"
+    );
+    assert!(
+        app.doc_check
+            .checked()
+            .contains(&"GET /healthz 200".to_owned())
+    );
 }
