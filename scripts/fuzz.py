@@ -153,7 +153,7 @@ def summarize(report):
                 requests_sent += len(recorder.get("interactions", {}))
                 for checks in recorder.get("checks", {}).values():
                     for check in checks:
-                        if check.get("status") == "FAILURE":
+                        if str(check.get("status", "")).lower() == "failure":
                             failures[check["name"]] = failures.get(check["name"], 0) + 1
     return {"requests": requests_sent, "operations": len(operations), "failures": failures}
 
@@ -171,6 +171,8 @@ def main():
     config.write_text(configuration(ids))
 
     failed = False
+    total = {"requests": 0, "server": 0, "schema": 0, "undocumented": 0, "other": 0}
+    operations = 0
     for name, token in (("admin", args.admin), ("viewer", args.viewer), ("no token", None)):
         totals, stdout = run_pass(args, name.replace(" ", "-"), token, config)
         failures = totals["failures"]
@@ -185,6 +187,12 @@ def main():
         if totals["exit"] != 0 or failures:
             failed = True
             print(stdout[-20000:])
+        operations = max(operations, totals["operations"])
+        for key, value in (("requests", totals["requests"]), ("server", server), ("schema", schema),
+                           ("undocumented", undocumented), ("other", other)):
+            total[key] += value
+    print(f"fuzz total: {total['requests']} requests over {operations} operations, {total['server']} server errors, "
+          f"{total['schema']} schema violations, {total['undocumented']} undocumented statuses", flush=True)
     if failed:
         sys.exit("fuzz: failures (see above)")
 

@@ -48,6 +48,9 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
             ));
         }
     }
+    if has_nul_escape(bytes) {
+        return Err(nul_in_body(bytes));
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -63,6 +66,49 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
         }
     })
 }
+
+/// Whether the JSON text holds a `\u0000` escape (a NUL character; JSON cannot hold a raw NUL
+/// byte in a string). PostgreSQL stores no NUL in text or jsonb, so such a value is refused at
+/// the door rather than failing the write.
+fn has_nul_escape(bytes: &[u8]) -> bool {
+    bytes.windows(6).enumerate().any(|(i, w)| {
+        // A backslash escapes `u0000` only when the backslashes before it are odd in number.
+        w == b"\\u0000" && bytes[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0
+    })
+}
+
+/// The 400 for a body with a NUL character, naming the member that holds it.
+fn nul_in_body(bytes: &[u8]) -> AppError {
+    fn find(value: &serde_json::Value, path: &str) -> Option<String> {
+        match value {
+            serde_json::Value::String(s) if s.contains('\0') => Some(path.to_owned()),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| find(v, &format!("{path}[{i}]"))),
+            serde_json::Value::Object(map) => map.iter().find_map(|(k, v)| {
+                if k.contains('\0') {
+                    return Some(path.to_owned());
+                }
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                find(v, &p)
+            }),
+            _ => None,
+        }
+    }
+    let field = serde_json::from_slice::<serde_json::Value>(bytes)
+        .ok()
+        .and_then(|v| find(&v, ""))
+        .filter(|f| !f.is_empty())
+        .unwrap_or_else(|| "body".to_owned());
+    AppError::invalid(field, "invalid_character", NUL_MESSAGE)
+}
+
+pub const NUL_MESSAGE: &str = "must not contain NUL (U+0000) characters";
 
 fn strip_position(msg: &str) -> String {
     match msg.find(" at line ") {
@@ -136,6 +182,15 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
         let query = parts.uri.query().unwrap_or_default();
+        if let Some((name, _)) = form_urlencoded::parse(query.as_bytes())
+            .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+        {
+            return Err(AppError::invalid(
+                name.replace('\0', ""),
+                "invalid_character",
+                NUL_MESSAGE,
+            ));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
         serde_path_to_error::deserialize(de)
             .map(ApiQuery)

@@ -159,7 +159,7 @@ fn document_auto_save(op: &mut serde_json::Value) {
     use serde_json::{Value, json};
     let header = json!({
         "name": "X-Auto-Save", "in": "header", "required": false,
-        "schema": {"type": "string", "enum": ["true", "false"]},
+        "schema": {"type": "string", "enum": ["false", "true"]},
         "description": "`true` for the wizard's background saves: a failure is answered 200 with `success: false` instead of an error status.",
     });
     match op.get_mut("parameters").and_then(Value::as_array_mut) {

@@ -122,6 +122,9 @@ impl Form {
             } else {
                 match read_part(&mut part, MAX_TEXT_PART).await? {
                     Some(bytes) => match String::from_utf8(bytes) {
+                        Ok(text) if text.contains('\0') => {
+                            problems.push(name, "invalid_character", crate::extract::NUL_MESSAGE)
+                        }
                         Ok(text) => {
                             form.texts.insert(name, text);
                         }

@@ -1018,3 +1018,125 @@ async fn concurrent_saves_of_one_villa_neither_fail_nor_lose_a_step(pool: PgPool
         "every save bumped the version once: {version}"
     );
 }
+
+/// Every legacy segment route takes its documented body and answers its documented success (each
+/// answer checked against the API description like every other): step saves and completions with
+/// the villa in the body, the uploads, and finalize.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn every_legacy_segment_route_answers_as_documented(pool: PgPool) {
+    use base64::Engine as _;
+    let app = TestApp::spawn(pool).await;
+    let (villa, _) = start(&app, "VL-LEGACY").await;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let png = {
+        let img = image::RgbImage::from_pixel(8, 8, image::Rgb([9, 8, 7]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    };
+    let post = |path: &'static str, body: Value| {
+        let app = &app;
+        async move { json(app.post_json(path, "manager", &body).await).await }
+    };
+    for (path, body, status, step_flag) in [
+        (
+            "/api/onboarding/basic-info/save",
+            json!({"villaId": villa, "description": "Ocean view"}),
+            200,
+            None,
+        ),
+        (
+            "/api/onboarding/basic-info/complete",
+            json!({"villaId": villa, "villaName": "Villa Legacy"}),
+            200,
+            Some("villaInfoCompleted"),
+        ),
+        (
+            "/api/onboarding/documents/upload",
+            json!({"villaId": villa, "documentType": "HOUSE_RULES",
+            "fileName": "rules.txt", "fileContent": b64(b"no parties")}),
+            201,
+            None,
+        ),
+        (
+            "/api/onboarding/documents/complete",
+            json!({"villaId": villa}),
+            200,
+            Some("documentsUploaded"),
+        ),
+        (
+            "/api/onboarding/facilities/save",
+            json!({"villaId": villa, "facilities": [
+            {"category": "KITCHEN", "itemName": "Oven", "quantity": 1, "condition": "good"}]}),
+            200,
+            None,
+        ),
+        (
+            "/api/onboarding/facilities/complete",
+            json!({"villaId": villa}),
+            200,
+            Some("facilitiesCompleted"),
+        ),
+        (
+            "/api/onboarding/photos/upload",
+            json!({"villaId": villa, "category": "exterior_views",
+            "fileName": "front.png", "fileContent": b64(&png)}),
+            201,
+            None,
+        ),
+        (
+            "/api/onboarding/photos/complete",
+            json!({"villaId": villa}),
+            200,
+            Some("photosUploaded"),
+        ),
+        (
+            "/api/onboarding/staff/save",
+            json!({"villaId": villa, "staff": [
+            {"name": "Made Wirawan", "role": "gardener", "isPrimary": true}]}),
+            200,
+            None,
+        ),
+        (
+            "/api/onboarding/staff/complete",
+            json!({"villaId": villa}),
+            200,
+            Some("staffConfigCompleted"),
+        ),
+    ] {
+        let (got, answer) = post(path, body).await;
+        assert_eq!(got, status, "{path}: {answer}");
+        assert_eq!(answer["success"], true, "{path}: {answer}");
+        if let Some(flag) = step_flag {
+            assert_eq!(answer["progress"][flag], true, "{path}: {answer}");
+        }
+    }
+    for (step, body) in [
+        (
+            2,
+            json!({"firstName": "Ayu", "lastName": "Lestari", "phone": "+62 812 3456 7890"}),
+        ),
+        (3, json!({"contractType": "EXCLUSIVE"})),
+        (4, json!({"bankName": "BCA"})),
+        (5, json!({"credentials": []})),
+        (10, json!({})),
+    ] {
+        let (got, answer) = save(&app, villa, step, body).await;
+        assert_eq!(got, 200, "step {step}: {answer}");
+    }
+    let (got, answer) = post(
+        "/api/onboarding/finalize",
+        json!({"villaId": villa, "agreedToTerms": true, "dataAccuracyConfirmed": true}),
+    )
+    .await;
+    assert_eq!(got, 200, "{answer}");
+    assert_eq!(answer["status"], "COMPLETED");
+    let (_, bundle) = json(app.get(&format!("/api/villas/{villa}"), "viewer").await).await;
+    let data = &bundle["data"];
+    assert_eq!(data["villa"]["description"], "Ocean view");
+    assert_eq!(data["villa"]["villaName"], "Villa Legacy");
+    assert_eq!(data["documents"].as_array().unwrap().len(), 1);
+    assert_eq!(data["photos"].as_array().unwrap().len(), 1);
+    assert_eq!(data["facilities"][0]["condition"], "GOOD");
+    assert_eq!(data["staff"][0]["role"], "GARDENER");
+}
