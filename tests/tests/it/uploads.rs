@@ -370,6 +370,11 @@ async fn photos_are_stored_thumbnailed_and_served_publicly(pool: PgPool) {
 async fn names_that_try_to_leave_the_folder_stay_inside(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
     let (villa, _) = start(&app, "../../escape").await;
+    // A NUL character is refused in any text of a body (PostgreSQL stores none), file names
+    // included: a 400 naming the field rather than a sanitized name.
+    let (status, body) = upload_doc(&app, villa, "\u{0}x.pdf", b"payload").await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["data"]["errors"][0]["field"], "fileName");
     let worker = app.worker(registry());
     let root = app
         .core
@@ -381,7 +386,6 @@ async fn names_that_try_to_leave_the_folder_stay_inside(pool: PgPool) {
         "..\\..\\boot.ini",
         "/etc/shadow",
         "a/../../b.pdf",
-        "\u{0}x.pdf",
     ] {
         let (status, body) = upload_doc(&app, villa, name, b"payload").await;
         assert_eq!(status, 201, "{name}: {body}");
