@@ -87,8 +87,8 @@ async fn all_succeed(pool: &PgPool, ids: &[Uuid], within: Duration) -> bool {
     .is_some()
 }
 
-#[sqlx::test(migrator = "domain::MIGRATOR")]
-async fn a_worker_whose_timer_thread_stops_still_takes_work(pool: PgPool) {
+/// A worker of diagnostic jobs on a private queue prefix, shown to take work.
+async fn live_worker(pool: &PgPool) -> (JobQueues, TestWorker) {
     let core = core_settings(&tests::shared_redis_url(), &unique_prefix());
     let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
     let worker = TestWorker::start(
@@ -96,8 +96,14 @@ async fn a_worker_whose_timer_thread_stops_still_takes_work(pool: PgPool) {
         &core,
         JobRegistry::new().register::<DiagnosticJob>(),
     );
-    let first = enqueue(&pool, &queues).await;
-    assert!(all_succeed(&pool, &[first], Duration::from_secs(10)).await);
+    let first = enqueue(pool, &queues).await;
+    assert!(all_succeed(pool, &[first], Duration::from_secs(10)).await);
+    (queues, worker)
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_worker_whose_timer_thread_stops_still_takes_work(pool: PgPool) {
+    let (queues, worker) = live_worker(&pool).await;
 
     let (release, _delay) = wedge_futures_timer();
     // Let the consumer go idle: its last fetch came back empty and it waits to be woken.
@@ -123,15 +129,7 @@ async fn a_worker_whose_timer_thread_stops_still_takes_work(pool: PgPool) {
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn the_redis_vacuum_leaves_live_workers_registered(pool: PgPool) {
     use apalis_core::backend::Vacuum as _;
-    let core = core_settings(&tests::shared_redis_url(), &unique_prefix());
-    let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
-    let worker = TestWorker::start(
-        pool.clone(),
-        &core,
-        JobRegistry::new().register::<DiagnosticJob>(),
-    );
-    let first = enqueue(&pool, &queues).await;
-    assert!(all_succeed(&pool, &[first], Duration::from_secs(10)).await);
+    let (queues, worker) = live_worker(&pool).await;
 
     let config = queues.config(Queue::System);
     let registered = || {
