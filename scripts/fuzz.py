@@ -85,6 +85,13 @@ def seed(api):
     facilities = api.call("GET", f"/api/facilities/villa/{villa}", 200)["data"]
     ids["facilityPhoto"] = facilities[0]["id"]
     ids["job"] = api.call("POST", "/admin/jobs/diagnostic", 202, json={})["id"]
+    ids["asset"] = api.call("POST", "/maintenance/assets", 201, json={
+        "name": "Pool pump", "category": "POOL", "villaId": villa, "purchaseDate": "2025-01-01"})["id"]
+    ids["workOrder"] = api.call("POST", "/maintenance/work-orders", 201, json={
+        "title": "Pump noise", "villaId": villa, "category": "POOL", "priority": "HIGH",
+        "assetId": ids["asset"]})["id"]
+    ids["vendor"] = api.call("POST", "/maintenance/vendors", 201, json={
+        "companyName": "Pool Pros", "email": "ops@example.com", "categories": ["POOL"]})["id"]
     return ids
 
 
@@ -102,6 +109,9 @@ def configuration(ids):
         (" /(api/photos|api/photos-enhanced/public|api/photos-enhanced/thumbnail|management/photos)/\\{id\\}", {"id": ids["photo"]}),
         (" /api/facilities/photo/\\{id\\}$", {"id": ids["facilityPhoto"]}),
         (" /admin/jobs/\\{id\\}", {"id": ids["job"]}),
+        (" /maintenance/work-orders/\\{id\\}", {"id": ids["workOrder"]}),
+        (" /maintenance/assets/\\{id\\}", {"id": ids["asset"]}),
+        (" /maintenance/vendors/\\{id\\}", {"id": ids["vendor"]}),
     ]
     lines = [
         "[parameters]",

@@ -39,8 +39,9 @@ pub enum AppError {
         message: String,
         extra: Value,
     },
-    #[error("{0}")]
-    Conflict(String),
+    /// 409 with a code the client can act on (`CONFLICT` when there is nothing more specific).
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
     #[error("the record was changed since it was read")]
     PreconditionFailed,
     #[error("{0}")]
@@ -123,7 +124,7 @@ impl From<domain::Error> for AppError {
         match e {
             domain::Error::NotFound(what) => AppError::NotFound(what),
             domain::Error::Validation(fields) => AppError::Validation(fields),
-            domain::Error::Conflict(m) => AppError::Conflict(m),
+            domain::Error::Conflict { code, message } => AppError::Conflict { code, message },
             domain::Error::PreconditionFailed => AppError::PreconditionFailed,
             domain::Error::Database(e) => AppError::Internal(e.into()),
             domain::Error::Internal(e) => AppError::Internal(e),
@@ -196,7 +197,9 @@ impl AppError {
                 i.extra = Some(extra.clone());
                 i
             }
-            AppError::Conflict(m) => ErrorInfo::new(StatusCode::CONFLICT, "CONFLICT", m),
+            AppError::Conflict { code, message } => {
+                ErrorInfo::new(StatusCode::CONFLICT, code, message)
+            }
             AppError::PreconditionFailed => ErrorInfo::new(
                 StatusCode::PRECONDITION_FAILED,
                 "PRECONDITION_FAILED",

@@ -5,10 +5,12 @@ pub mod auth;
 pub mod error;
 pub mod extract;
 pub mod http;
+pub mod maintenance;
 pub mod management;
 pub mod monitoring;
 pub mod onboarding;
 pub mod openapi;
+pub mod paging;
 pub mod platform;
 pub mod state;
 pub mod surface;
@@ -82,6 +84,7 @@ fn routes(development: bool) -> OpenApiRouter<AppState> {
         .merge(platform::health::router())
         .merge(platform::jobs::router())
         .merge(management::router())
+        .merge(maintenance::router())
         .merge(onboarding::router(development))
 }
 

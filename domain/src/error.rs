@@ -28,8 +28,10 @@ pub enum Error {
     NotFound(&'static str),
     #[error("validation failed")]
     Validation(Vec<FieldError>),
-    #[error("{0}")]
-    Conflict(String),
+    /// The request is valid but the record's state refuses it: a code the client can act on
+    /// (`INVALID_STATUS_TRANSITION`, `ALREADY_RATED`, ...) and a message saying why.
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
     #[error("the record was changed by someone else")]
     PreconditionFailed,
     #[error(transparent)]
@@ -41,6 +43,13 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+        Error::Conflict {
+            code,
+            message: message.into(),
+        }
+    }
+
     pub fn invalid(
         field: impl Into<String>,
         code: &'static str,

@@ -10,6 +10,7 @@ pub mod documents;
 pub mod error;
 pub mod facilities;
 pub mod job_store;
+pub mod maintenance;
 pub mod media;
 pub mod onboarding;
 pub mod owners;

@@ -47,6 +47,12 @@ pub enum Kind {
     Secret(usize),
     /// Like [`Kind::Secret`], and the value must be an IBAN with a valid checksum.
     Iban,
+    /// The id of another record (its existence is the caller's to check).
+    Uuid,
+    /// An RFC 3339 date and time, stored in UTC.
+    Timestamp,
+    /// A non-empty list of values of a closed set, each once; accepted in any letter case.
+    Tags(&'static [&'static str]),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -267,6 +273,51 @@ fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static str, String
             }
             Checked::Secret(s)
         }
+        Kind::Uuid => {
+            let s = text()?;
+            let id: uuid::Uuid = s
+                .parse()
+                .map_err(|_| ("invalid_format", "must be a UUID".to_owned()))?;
+            Checked::Json(Value::String(id.to_string()))
+        }
+        Kind::Timestamp => {
+            let s = text()?;
+            let at = chrono::DateTime::parse_from_rfc3339(&s).map_err(|_| {
+                (
+                    "invalid_format",
+                    "must be an RFC 3339 date and time, e.g. 2026-11-23T10:00:00Z".to_owned(),
+                )
+            })?;
+            Checked::Json(Value::String(
+                at.with_timezone(&chrono::Utc)
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            ))
+        }
+        Kind::Tags(values) => {
+            let Value::Array(items) = raw else {
+                return Err(("invalid_type", "must be an array of strings".to_owned()));
+            };
+            let mut out: Vec<String> = Vec::new();
+            for item in items {
+                let tag = item
+                    .as_str()
+                    .map(|s| s.trim().to_uppercase())
+                    .filter(|s| values.contains(&s.as_str()))
+                    .ok_or_else(|| {
+                        (
+                            "invalid_value",
+                            format!("each must be one of {}", values.join(", ")),
+                        )
+                    })?;
+                if !out.contains(&tag) {
+                    out.push(tag);
+                }
+            }
+            if out.is_empty() {
+                return Err(("required", "at least one is required".to_owned()));
+            }
+            Checked::Json(Value::from(out))
+        }
         Kind::Iban => {
             let s: String = text()?
                 .chars()
@@ -462,6 +513,12 @@ fn input_schema(kind: Kind) -> Value {
         Kind::Secret(max) => {
             json!({"type": "string", "maxLength": max, "writeOnly": true, "description": "Encrypted at rest; answers show it masked (****1234)."})
         }
+        Kind::Uuid => json!({"type": "string", "format": "uuid"}),
+        Kind::Timestamp => {
+            json!({"type": "string", "format": "date-time", "description": "RFC 3339"})
+        }
+        Kind::Tags(values) => json!({"type": "array", "minItems": 1, "uniqueItems": true,
+            "items": {"type": "string", "enum": values}, "description": "Accepted in any letter case."}),
         Kind::Iban => {
             json!({"type": "string", "writeOnly": true, "pattern": "^[A-Za-z]{2}[0-9]{2}[A-Za-z0-9 ]{11,40}$", "description": "An IBAN with a valid checksum; encrypted at rest, answered masked."})
         }
@@ -481,6 +538,9 @@ fn answer_schema(kind: Kind) -> Value {
         }
         Kind::Email => json!({"type": "string", "format": "email"}),
         Kind::Url => json!({"type": "string", "format": "uri"}),
+        Kind::Uuid => json!({"type": "string", "format": "uuid"}),
+        Kind::Timestamp => json!({"type": "string", "format": "date-time"}),
+        Kind::Tags(values) => json!({"type": "array", "items": {"type": "string", "enum": values}}),
         Kind::Text(_) | Kind::Phone | Kind::Time | Kind::Currency => json!({"type": "string"}),
     }
 }

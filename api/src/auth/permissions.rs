@@ -49,6 +49,9 @@ pub enum Access {
     Read,
     Write,
     Delete,
+    /// Decisions above field work: cancelling work orders, adding maintenance templates, rating
+    /// vendors. Managers and admins.
+    Manage,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +98,21 @@ pub fn allows(roles: &[Role], requirement: Requirement) -> bool {
     }
 }
 
+/// Routes whose writes are management decisions ([`Access::Manage`]) rather than field work.
+const MANAGED: &[(&str, &str)] = &[
+    ("POST", "/maintenance/pmp/templates"),
+    ("POST", "/maintenance/vendors/{id}/ratings"),
+];
+
+/// Whether `roles` may cancel a work order (a status change through the update route, so the
+/// route alone cannot say).
+pub fn may_cancel_work_orders(roles: &[Role]) -> bool {
+    allows(
+        roles,
+        Requirement::Permission(Area::Maintenance, Access::Manage),
+    )
+}
+
 /// Routes open without a token (matched paths as registered).
 const PUBLIC: &[&str] = &[
     "/api/health",
@@ -111,7 +129,9 @@ pub fn requirement(method: &Method, path: &str) -> Requirement {
     if PUBLIC.contains(&path) || path.starts_with("/swagger-ui") {
         return Requirement::Public;
     }
-    let access = if *method == Method::DELETE {
+    let access = if MANAGED.contains(&(method.as_str(), path)) {
+        Access::Manage
+    } else if *method == Method::DELETE {
         Access::Delete
     } else if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
         Access::Read

@@ -11,10 +11,8 @@ pub mod staff;
 pub mod villas;
 
 use axum::{Json, http::StatusCode};
-use domain::{Problems, pagination::Pagination};
-use serde::{Deserialize, Serialize};
+use domain::Problems;
 use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::state::AppState;
@@ -47,41 +45,7 @@ pub fn search_term(problems: &mut Problems, raw: Option<&str>) -> Option<String>
     Some(term.to_owned())
 }
 
-/// `page` and `limit` of a list that takes nothing else.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PageQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
-}
-
-/// A page of records.
-#[derive(Serialize, ToSchema)]
-pub struct Page<T> {
-    data: Vec<T>,
-    pagination: Pagination,
-}
-
-impl<T> Page<T> {
-    pub fn new(data: Vec<T>, page: domain::pagination::PageRequest, total: i64) -> Json<Page<T>> {
-        Json(Page {
-            data,
-            pagination: Pagination {
-                page: page.page,
-                limit: page.limit,
-                total,
-            },
-        })
-    }
-}
-
-/// A list that is not paged (a villa's team, its OTA credentials: a handful each).
-#[derive(Serialize, ToSchema)]
-pub struct Items<T> {
-    pub data: Vec<T>,
-}
+pub use crate::paging::{Items, Page, PageQuery};
 
 crate::computed_schema!(
     /// An owner as the management surface shows it (from the owner field table).

@@ -155,10 +155,13 @@ pub async fn retry(
         .await?
         .ok_or(AppError::NotFound("job"))?;
     if !job_store::retry_failed(&state.pool, id).await? {
-        return Err(AppError::Conflict(format!(
-            "job {id} is {}, only FAILED jobs can be retried",
-            job.status
-        )));
+        return Err(AppError::Conflict {
+            code: "CONFLICT",
+            message: format!(
+                "job {id} is {}, only FAILED jobs can be retried",
+                job.status
+            ),
+        });
     }
     if let Some(queue) = Queue::parse(&job.queue) {
         state.queues.push_in_background(vec![jobs::Enqueued {

@@ -6,6 +6,7 @@ mod auth;
 mod document_jobs;
 mod health;
 mod http_errors;
+mod maintenance;
 mod management_files;
 mod management_onboarding;
 mod management_people;

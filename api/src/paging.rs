@@ -1,0 +1,44 @@
+//! The platform's one list answer (ARCHITECTURE.md, "Conventions"): `page` from 1 and `limit`
+//! from 1 to 100 in the query, `{data, pagination: {page, limit, total}}` in the answer; and
+//! `{data}` for the short lists that are not paged.
+
+use axum::Json;
+use domain::pagination::Pagination;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// `page` and `limit` of a list that takes nothing else.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// Page number from 1 (default 1).
+    pub page: Option<String>,
+    /// Page size from 1 to 100 (default 20).
+    pub limit: Option<String>,
+}
+
+/// A page of records.
+#[derive(Serialize, ToSchema)]
+pub struct Page<T> {
+    data: Vec<T>,
+    pagination: Pagination,
+}
+
+impl<T> Page<T> {
+    pub fn new(data: Vec<T>, page: domain::pagination::PageRequest, total: i64) -> Json<Page<T>> {
+        Json(Page {
+            data,
+            pagination: Pagination {
+                page: page.page,
+                limit: page.limit,
+                total,
+            },
+        })
+    }
+}
+
+/// A list that is not paged (a villa's team, its OTA credentials: a handful each).
+#[derive(Serialize, ToSchema)]
+pub struct Items<T> {
+    pub data: Vec<T>,
+}

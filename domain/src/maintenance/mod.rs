@@ -1,0 +1,323 @@
+//! The maintenance surface's records (`/maintenance`): work orders with their explicit status
+//! transitions, history and comments; assets and their health; vendors and their ratings. All
+//! point at the one villa row and, for technicians, at the one staff row.
+
+pub mod assets;
+pub mod vendors;
+pub mod work_orders;
+
+/// Work-order categories; assets and vendors use the same set.
+pub const CATEGORIES: &[&str] = &[
+    "HVAC",
+    "ELECTRICAL",
+    "PLUMBING",
+    "WATER",
+    "POOL",
+    "GARDEN",
+    "APPLIANCE",
+    "STRUCTURAL",
+    "PEST_CONTROL",
+    "CLEANING",
+    "SECURITY",
+    "IT_NETWORK",
+    "GENERAL",
+    "OTHER",
+];
+
+pub const PRIORITIES: &[&str] = &["LOW", "MEDIUM", "HIGH", "URGENT"];
+
+/// The platform's one condition set (facilities, stock items, assets).
+pub const CONDITIONS: &[&str] = crate::facilities::CONDITIONS;
+
+/// `assigneeType`: a staff member of `/management/staff`, or a vendor.
+pub const ASSIGNEE_TYPES: &[&str] = &["TECHNICIAN", "VENDOR"];
+
+pub const COMMENT_TYPES: &[&str] = &["PUBLIC", "INTERNAL"];
+
+/// A closed-set value of a request, upper-cased; `None` (and a problem on `field`) otherwise.
+pub fn closed(
+    problems: &mut crate::Problems,
+    field: &str,
+    raw: &str,
+    set: &'static [&'static str],
+) -> Option<&'static str> {
+    let upper = raw.trim().to_uppercase();
+    problems.check(crate::error::one_of(
+        field,
+        &upper,
+        set,
+        |v: &'static str| v,
+    ))
+}
+
+/// The OpenAPI description of the JSON the maintenance queries build (documentation only; the
+/// API's tests validate every answer against it).
+pub mod views {
+    #![allow(dead_code)]
+    use chrono::{DateTime, NaiveDate, Utc};
+    use utoipa::ToSchema;
+    use uuid::Uuid;
+
+    #[derive(ToSchema)]
+    pub struct NamedRef {
+        id: Uuid,
+        name: String,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum AssigneeType {
+        Technician,
+        Vendor,
+    }
+
+    /// Who a work order is assigned to.
+    #[derive(ToSchema)]
+    pub struct Assignee {
+        id: Uuid,
+        name: String,
+        #[schema(rename = "type")]
+        kind: AssigneeType,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum WorkOrderStatus {
+        Open,
+        Assigned,
+        InProgress,
+        OnHold,
+        Completed,
+        Cancelled,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum Priority {
+        Low,
+        Medium,
+        High,
+        Urgent,
+    }
+
+    /// A work order in a list.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct WorkOrderItem {
+        id: Uuid,
+        title: String,
+        status: WorkOrderStatus,
+        priority: Priority,
+        /// HVAC, ELECTRICAL, ... (the work-order categories).
+        category: String,
+        villa: NamedRef,
+        assignee: Option<Assignee>,
+        due_date: Option<DateTime<Utc>>,
+        created_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct Comment {
+        id: Uuid,
+        work_order_id: Uuid,
+        content: String,
+        /// PUBLIC or INTERNAL.
+        #[schema(rename = "type")]
+        kind: String,
+        /// The token subject of who wrote it.
+        author: String,
+        created_at: DateTime<Utc>,
+    }
+
+    /// One status change.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct StatusChange {
+        /// Null for the opening entry.
+        from: Option<WorkOrderStatus>,
+        to: WorkOrderStatus,
+        reason: Option<String>,
+        changed_by: String,
+        changed_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct TimesheetEntry {
+        id: Uuid,
+        hours: f64,
+        activity_type: String,
+        date: NaiveDate,
+        staff_id: Option<Uuid>,
+        logged_by: String,
+        notes: Option<String>,
+    }
+
+    /// One work order with everything recorded about it.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct WorkOrderDetail {
+        id: Uuid,
+        title: String,
+        status: WorkOrderStatus,
+        priority: Priority,
+        category: String,
+        villa: NamedRef,
+        villa_id: Uuid,
+        assignee: Option<Assignee>,
+        assignee_type: Option<AssigneeType>,
+        due_date: Option<DateTime<Utc>>,
+        description: Option<String>,
+        asset: Option<NamedRef>,
+        hold_reason: Option<String>,
+        completion_notes: Option<String>,
+        completed_at: Option<DateTime<Utc>>,
+        /// The planned-maintenance schedule that generated it, and the occurrence it is for.
+        schedule_id: Option<Uuid>,
+        occurrence_date: Option<NaiveDate>,
+        /// The emergency it was opened for.
+        emergency_id: Option<Uuid>,
+        created_by: String,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+        comments: Vec<Comment>,
+        /// Status changes, oldest first.
+        history: Vec<StatusChange>,
+        timesheets: Vec<TimesheetEntry>,
+        total_hours: f64,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum WarrantyStatus {
+        Active,
+        Expired,
+        None,
+    }
+
+    /// An asset in a list.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct AssetItem {
+        id: Uuid,
+        name: String,
+        category: String,
+        villa_id: Uuid,
+        villa: NamedRef,
+        brand: Option<String>,
+        model: Option<String>,
+        serial_number: Option<String>,
+        location: Option<String>,
+        purchase_date: Option<NaiveDate>,
+        warranty_end_date: Option<NaiveDate>,
+        /// The latest reading, 0 to 100.
+        health_score: Option<i32>,
+        condition: Option<String>,
+        warranty_status: WarrantyStatus,
+        /// Days until the warranty ends; null unless it is active.
+        warranty_days_left: Option<i32>,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct HealthReading {
+        health_score: i32,
+        condition: String,
+        notes: Option<String>,
+        recorded_by: String,
+        recorded_at: DateTime<Utc>,
+    }
+
+    /// One asset with its health history and open work orders.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct AssetDetail {
+        id: Uuid,
+        name: String,
+        category: String,
+        villa_id: Uuid,
+        villa: NamedRef,
+        brand: Option<String>,
+        model: Option<String>,
+        serial_number: Option<String>,
+        location: Option<String>,
+        purchase_date: Option<NaiveDate>,
+        warranty_end_date: Option<NaiveDate>,
+        health_score: Option<i32>,
+        condition: Option<String>,
+        warranty_status: WarrantyStatus,
+        warranty_days_left: Option<i32>,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+        /// Every reading, newest first.
+        health_history: Vec<HealthReading>,
+        /// Its work orders neither COMPLETED nor CANCELLED.
+        open_work_orders: i64,
+    }
+
+    /// A vendor in a list.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct VendorItem {
+        id: Uuid,
+        company_name: String,
+        contact_name: Option<String>,
+        email: String,
+        phone: Option<String>,
+        categories: Vec<String>,
+        notes: Option<String>,
+        /// The mean of its ratings' averages, to 2 decimals; null when unrated.
+        average_rating: Option<f64>,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
+
+    /// Averages per criterion, to 2 decimals; null when unrated.
+    #[derive(ToSchema)]
+    pub struct RatingSummary {
+        average: Option<f64>,
+        quality: Option<f64>,
+        timeliness: Option<f64>,
+        communication: Option<f64>,
+        value: Option<f64>,
+        count: i64,
+    }
+
+    /// One vendor with its ratings.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct VendorDetail {
+        id: Uuid,
+        company_name: String,
+        contact_name: Option<String>,
+        email: String,
+        phone: Option<String>,
+        categories: Vec<String>,
+        notes: Option<String>,
+        average_rating: Option<f64>,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+        rating: RatingSummary,
+    }
+
+    /// One rating.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct Rating {
+        id: Uuid,
+        vendor_id: Uuid,
+        work_order_id: Uuid,
+        quality: i32,
+        timeliness: i32,
+        communication: i32,
+        value: i32,
+        /// The mean of the four, to 2 decimals.
+        average: f64,
+        comments: Option<String>,
+        rated_by: String,
+        created_at: DateTime<Utc>,
+    }
+}

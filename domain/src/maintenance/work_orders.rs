@@ -1,0 +1,429 @@
+//! Work orders: create, list, read, update with explicit status transitions (every change in the
+//! history), assignment to a technician or a vendor, comments.
+
+use serde_json::Value;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::{CATEGORIES, PRIORITIES};
+use crate::pagination::PageRequest;
+use crate::record::{FieldSpec, Kind, Patch, field, required};
+use crate::{Error, Result};
+
+pub const STATUSES: &[&str] = &[
+    "OPEN",
+    "ASSIGNED",
+    "IN_PROGRESS",
+    "ON_HOLD",
+    "COMPLETED",
+    "CANCELLED",
+];
+
+/// The statuses a work order may move to from `from` through an update. ASSIGNED is reached only
+/// through an assignment (`POST /work-orders/:id/assign`).
+pub fn next_statuses(from: &str) -> &'static [&'static str] {
+    match from {
+        "OPEN" => &["IN_PROGRESS", "CANCELLED"],
+        "ASSIGNED" => &["IN_PROGRESS", "OPEN", "CANCELLED"],
+        "IN_PROGRESS" => &["ON_HOLD", "COMPLETED", "CANCELLED"],
+        "ON_HOLD" => &["IN_PROGRESS", "CANCELLED"],
+        "COMPLETED" => &["IN_PROGRESS"],
+        _ => &[],
+    }
+}
+
+/// A new work order.
+pub const CREATE_FIELDS: &[FieldSpec] = &[
+    required("title", "title", Kind::Text(200)),
+    required("villaId", "villa_id", Kind::Uuid),
+    required("category", "category", Kind::OneOf(CATEGORIES)),
+    required("priority", "priority", Kind::OneOf(PRIORITIES)),
+    field("description", "description", Kind::Text(5000)),
+    field("assetId", "asset_id", Kind::Uuid),
+    field("dueDate", "due_date", Kind::Timestamp),
+];
+
+/// What an update may change besides the status (a required field cannot be cleared).
+pub const UPDATE_FIELDS: &[FieldSpec] = &[
+    required("title", "title", Kind::Text(200)),
+    field("description", "description", Kind::Text(5000)),
+    required("priority", "priority", Kind::OneOf(PRIORITIES)),
+    required("category", "category", Kind::OneOf(CATEGORIES)),
+    field("dueDate", "due_date", Kind::Timestamp),
+];
+
+fn patch_uuid(patch: &Patch, column: &str) -> Option<Uuid> {
+    patch
+        .columns
+        .get(column)
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+}
+
+/// Creates a work order in status OPEN from a checked [`CREATE_FIELDS`] patch; its first history
+/// entry records who opened it. The villa must exist (404) and the asset, when given, belong to it
+/// (400 on `assetId`).
+pub async fn create(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uuid> {
+    let villa_id = patch_uuid(patch, "villa_id").ok_or(Error::NotFound("villa"))?;
+    crate::villas::ensure_exists(conn, villa_id).await?;
+    if let Some(asset_id) = patch_uuid(patch, "asset_id") {
+        check_asset_of_villa(conn, asset_id, villa_id).await?;
+    }
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO work_orders (id, status, created_by, villa_id, asset_id, title, description, category, priority, due_date)
+         SELECT $1, 'OPEN', $2, villa_id, asset_id, title, description, category, priority, due_date
+         FROM jsonb_populate_record(NULL::work_orders, $3)",
+    )
+    .bind(id)
+    .bind(by)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await?;
+    record_history(conn, id, None, "OPEN", None, by).await?;
+    Ok(id)
+}
+
+/// The asset exists and belongs to the villa, else a 400 on `assetId`.
+pub async fn check_asset_of_villa(
+    conn: &mut PgConnection,
+    asset_id: Uuid,
+    villa_id: Uuid,
+) -> Result<()> {
+    let owner: Option<Uuid> = sqlx::query_scalar("SELECT villa_id FROM assets WHERE id = $1")
+        .bind(asset_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    match owner {
+        Some(v) if v == villa_id => Ok(()),
+        Some(_) => Err(Error::invalid(
+            "assetId",
+            "invalid_value",
+            "the asset belongs to another villa",
+        )),
+        None => Err(Error::invalid("assetId", "not_found", "no such asset")),
+    }
+}
+
+async fn record_history(
+    conn: &mut PgConnection,
+    id: Uuid,
+    from: Option<&str>,
+    to: &str,
+    reason: Option<&str>,
+    by: &str,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(Uuid::now_v7())
+    .bind(id)
+    .bind(from)
+    .bind(to)
+    .bind(reason)
+    .bind(by)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// A checked update: fields to change and, optionally, the status to move to with what that
+/// move needs.
+#[derive(Debug, Clone, Default)]
+pub struct Update {
+    pub patch: Patch,
+    pub status: Option<&'static str>,
+    /// Needed to put a work order ON_HOLD.
+    pub hold_reason: Option<String>,
+    /// Kept when it is COMPLETED.
+    pub completion_notes: Option<String>,
+    /// Needed to reopen a COMPLETED work order; recorded with any move.
+    pub reason: Option<String>,
+}
+
+/// Locks the work order and answers its status (404 when there is none).
+async fn lock(conn: &mut PgConnection, id: Uuid) -> Result<String> {
+    sqlx::query_scalar("SELECT status FROM work_orders WHERE id = $1 FOR UPDATE")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("work order"))
+}
+
+fn refused_move(from: &str, to: &str) -> Error {
+    let next = next_statuses(from);
+    let allowed = if next.is_empty() {
+        "none: it is final".to_owned()
+    } else {
+        next.join(", ")
+    };
+    let via_assign = if to == "ASSIGNED" {
+        " (ASSIGNED is reached through POST /work-orders/{id}/assign)"
+    } else {
+        ""
+    };
+    Error::conflict(
+        "INVALID_STATUS_TRANSITION",
+        format!("a {from} work order cannot become {to}{via_assign}; allowed next: {allowed}"),
+    )
+}
+
+/// Applies an update under the work order's row lock: the fields, then the status move (checked
+/// against [`next_statuses`], recorded in the history). Setting the status it already has changes
+/// nothing.
+pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> Result<()> {
+    let from = lock(conn, id).await?;
+    if !u.patch.is_empty() {
+        sqlx::query(
+            "UPDATE work_orders w SET (title, description, priority, category, due_date) =
+                 (SELECT title, description, priority, category, due_date FROM jsonb_populate_record(w, $2)),
+                 updated_at = now()
+             WHERE id = $1",
+        )
+        .bind(id)
+        .bind(u.patch.to_value())
+        .execute(&mut *conn)
+        .await?;
+    }
+    let Some(to) = u.status.filter(|to| *to != from) else {
+        return Ok(());
+    };
+    if !next_statuses(&from).contains(&to) {
+        return Err(refused_move(&from, to));
+    }
+    let reopening = from == "COMPLETED";
+    if to == "ON_HOLD" && u.hold_reason.is_none() {
+        return Err(Error::invalid(
+            "holdReason",
+            "required",
+            "holdReason is required to put a work order ON_HOLD",
+        ));
+    }
+    if reopening && u.reason.is_none() {
+        return Err(Error::invalid(
+            "reason",
+            "required",
+            "reason is required to reopen a COMPLETED work order",
+        ));
+    }
+    sqlx::query(
+        "UPDATE work_orders SET status = $2,
+             hold_reason = CASE WHEN $2 = 'ON_HOLD' THEN $3 ELSE NULL END,
+             completion_notes = CASE WHEN $2 = 'COMPLETED' THEN $4 ELSE completion_notes END,
+             completed_at = CASE WHEN $2 = 'COMPLETED' THEN now() ELSE NULL END,
+             -- Back to OPEN from ASSIGNED takes the work order from its assignee.
+             assignee_type = CASE WHEN $2 = 'OPEN' THEN NULL ELSE assignee_type END,
+             assignee_staff_id = CASE WHEN $2 = 'OPEN' THEN NULL ELSE assignee_staff_id END,
+             assignee_vendor_id = CASE WHEN $2 = 'OPEN' THEN NULL ELSE assignee_vendor_id END,
+             updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(to)
+    .bind(&u.hold_reason)
+    .bind(&u.completion_notes)
+    .execute(&mut *conn)
+    .await?;
+    let reason = match to {
+        "ON_HOLD" => u.hold_reason.as_deref(),
+        "COMPLETED" => u.reason.as_deref().or(u.completion_notes.as_deref()),
+        _ => u.reason.as_deref(),
+    };
+    record_history(conn, id, Some(&from), to, reason, by).await
+}
+
+/// Who a work order is assigned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assignee {
+    Technician(Uuid),
+    Vendor(Uuid),
+}
+
+/// Assigns the work order: an OPEN one becomes ASSIGNED, one in another open state keeps its
+/// state and changes hands, a COMPLETED or CANCELLED one is refused (409). The assignee must
+/// exist as a staff member or a vendor (404 `STAFF_NOT_FOUND` / `VENDOR_NOT_FOUND`).
+pub async fn assign(
+    conn: &mut PgConnection,
+    id: Uuid,
+    assignee: Assignee,
+    due_date: Option<&str>,
+    by: &str,
+) -> Result<()> {
+    let from = lock(conn, id).await?;
+    if matches!(from.as_str(), "COMPLETED" | "CANCELLED") {
+        return Err(Error::conflict(
+            "INVALID_STATUS_TRANSITION",
+            format!("a {from} work order cannot be assigned"),
+        ));
+    }
+    let (kind, staff, vendor) = match assignee {
+        Assignee::Technician(s) => {
+            let found: Option<bool> = sqlx::query_scalar("SELECT true FROM staff WHERE id = $1")
+                .bind(s)
+                .fetch_optional(&mut *conn)
+                .await?;
+            found.ok_or(Error::NotFound("staff"))?;
+            ("TECHNICIAN", Some(s), None)
+        }
+        Assignee::Vendor(v) => {
+            let found: Option<bool> = sqlx::query_scalar("SELECT true FROM vendors WHERE id = $1")
+                .bind(v)
+                .fetch_optional(&mut *conn)
+                .await?;
+            found.ok_or(Error::NotFound("vendor"))?;
+            ("VENDOR", None, Some(v))
+        }
+    };
+    let to = if from == "OPEN" {
+        "ASSIGNED"
+    } else {
+        from.as_str()
+    };
+    sqlx::query(
+        "UPDATE work_orders SET status = $2, assignee_type = $3, assignee_staff_id = $4, assignee_vendor_id = $5,
+             due_date = coalesce($6::timestamptz, due_date), updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(to)
+    .bind(kind)
+    .bind(staff)
+    .bind(vendor)
+    .bind(due_date)
+    .execute(&mut *conn)
+    .await?;
+    if to != from {
+        record_history(conn, id, Some(&from), to, None, by).await?;
+    }
+    Ok(())
+}
+
+/// Adds a comment; answers it.
+pub async fn comment(
+    conn: &mut PgConnection,
+    id: Uuid,
+    content: &str,
+    kind: &str,
+    author: &str,
+) -> Result<Value> {
+    let exists: Option<bool> = sqlx::query_scalar("SELECT true FROM work_orders WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    exists.ok_or(Error::NotFound("work order"))?;
+    Ok(sqlx::query_scalar(
+        "INSERT INTO work_order_comments (id, work_order_id, content, type, author) VALUES ($1, $2, $3, $4, $5)
+         RETURNING jsonb_build_object('id', id, 'workOrderId', work_order_id, 'content', content, 'type', type,
+             'author', author, 'createdAt', created_at)",
+    )
+    .bind(Uuid::now_v7())
+    .bind(id)
+    .bind(content)
+    .bind(kind)
+    .bind(author)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+/// The list's filters, already checked.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub status: Option<&'static str>,
+    pub priority: Option<&'static str>,
+    pub category: Option<&'static str>,
+    pub villa_id: Option<Uuid>,
+    /// A staff member or a vendor.
+    pub assignee_id: Option<Uuid>,
+    pub schedule_id: Option<Uuid>,
+}
+
+// A work order row (alias `w`) as a list item.
+macro_rules! work_order_item {
+    () => {
+        "jsonb_build_object('id', w.id, 'title', w.title, 'status', w.status, 'priority', w.priority,
+            'category', w.category, 'villa', jsonb_build_object('id', v.id, 'name', v.villa_name),
+            'assignee', CASE
+                WHEN w.assignee_staff_id IS NOT NULL THEN (SELECT jsonb_build_object('id', s.id,
+                    'name', concat_ws(' ', s.first_name, s.last_name), 'type', 'TECHNICIAN') FROM staff s WHERE s.id = w.assignee_staff_id)
+                WHEN w.assignee_vendor_id IS NOT NULL THEN (SELECT jsonb_build_object('id', vd.id,
+                    'name', vd.company_name, 'type', 'VENDOR') FROM vendors vd WHERE vd.id = w.assignee_vendor_id)
+                END,
+            'dueDate', w.due_date, 'createdAt', w.created_at)"
+    };
+}
+
+macro_rules! work_order_filter {
+    () => {
+        " FROM work_orders w JOIN villas v ON v.id = w.villa_id
+          WHERE ($1::text IS NULL OR w.status = $1) AND ($2::text IS NULL OR w.priority = $2)
+            AND ($3::text IS NULL OR w.category = $3) AND ($4::uuid IS NULL OR w.villa_id = $4)
+            AND ($5::uuid IS NULL OR w.assignee_staff_id = $5 OR w.assignee_vendor_id = $5)
+            AND ($6::uuid IS NULL OR w.schedule_id = $6)"
+    };
+}
+
+/// A page of work orders, newest first, and the total matching the filter.
+pub async fn list(
+    conn: &mut PgConnection,
+    f: &Filter,
+    page: PageRequest,
+) -> Result<(Vec<Value>, i64)> {
+    let rows = sqlx::query_scalar(concat!(
+        "SELECT ",
+        work_order_item!(),
+        work_order_filter!(),
+        " ORDER BY w.created_at DESC, w.id DESC LIMIT $7 OFFSET $8"
+    ))
+    .bind(f.status)
+    .bind(f.priority)
+    .bind(f.category)
+    .bind(f.villa_id)
+    .bind(f.assignee_id)
+    .bind(f.schedule_id)
+    .bind(i64::from(page.limit))
+    .bind(page.offset())
+    .fetch_all(&mut *conn)
+    .await?;
+    let total = sqlx::query_scalar(concat!("SELECT count(*)", work_order_filter!()))
+        .bind(f.status)
+        .bind(f.priority)
+        .bind(f.category)
+        .bind(f.villa_id)
+        .bind(f.assignee_id)
+        .bind(f.schedule_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    Ok((rows, total))
+}
+
+/// One work order with its description, asset, schedule, comments, status history, timesheet
+/// entries and total hours.
+pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
+    sqlx::query_scalar(concat!(
+        "SELECT ",
+        work_order_item!(),
+        " || jsonb_build_object('description', w.description, 'villaId', w.villa_id,
+            'asset', (SELECT jsonb_build_object('id', a.id, 'name', a.name) FROM assets a WHERE a.id = w.asset_id),
+            'assigneeType', w.assignee_type, 'holdReason', w.hold_reason, 'completionNotes', w.completion_notes,
+            'completedAt', w.completed_at, 'scheduleId', w.schedule_id, 'occurrenceDate', w.occurrence_date,
+            'emergencyId', (SELECT e.id FROM emergencies e WHERE e.work_order_id = w.id),
+            'createdBy', w.created_by, 'updatedAt', w.updated_at,
+            'comments', coalesce((SELECT jsonb_agg(jsonb_build_object('id', c.id, 'workOrderId', c.work_order_id,
+                'content', c.content, 'type', c.type, 'author', c.author, 'createdAt', c.created_at) ORDER BY c.created_at, c.id)
+                FROM work_order_comments c WHERE c.work_order_id = w.id), '[]'),
+            'history', coalesce((SELECT jsonb_agg(jsonb_build_object('from', h.from_status, 'to', h.to_status,
+                'reason', h.reason, 'changedBy', h.changed_by, 'changedAt', h.changed_at) ORDER BY h.changed_at, h.id)
+                FROM work_order_history h WHERE h.work_order_id = w.id), '[]'),
+            'timesheets', coalesce((SELECT jsonb_agg(jsonb_build_object('id', t.id, 'hours', t.hours,
+                'activityType', t.activity_type, 'date', t.work_date, 'staffId', t.staff_id, 'loggedBy', t.logged_by,
+                'notes', t.notes) ORDER BY t.work_date, t.created_at, t.id)
+                FROM timesheets t WHERE t.work_order_id = w.id), '[]'),
+            'totalHours', (SELECT coalesce(sum(t.hours), 0) FROM timesheets t WHERE t.work_order_id = w.id))",
+        " FROM work_orders w JOIN villas v ON v.id = w.villa_id WHERE w.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("work order"))
+}
