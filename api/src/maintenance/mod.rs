@@ -5,6 +5,7 @@
 //! `error.fields`.
 
 pub mod assets;
+pub mod emergencies;
 pub mod vendors;
 pub mod work_orders;
 
@@ -18,6 +19,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(work_orders::router())
         .merge(assets::router())
+        .merge(emergencies::router())
         .merge(vendors::router())
 }
 

@@ -3,6 +3,7 @@
 //! point at the one villa row and, for technicians, at the one staff row.
 
 pub mod assets;
+pub mod emergencies;
 pub mod vendors;
 pub mod work_orders;
 
@@ -319,5 +320,87 @@ pub mod views {
         comments: Option<String>,
         rated_by: String,
         created_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum EmergencyStatus {
+        Reported,
+        Acknowledged,
+        Responding,
+        Contained,
+        Resolved,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum Severity {
+        Low,
+        Medium,
+        High,
+        Critical,
+    }
+
+    /// An emergency in a list.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct EmergencyItem {
+        id: Uuid,
+        villa_id: Uuid,
+        villa: NamedRef,
+        category: String,
+        severity: Severity,
+        description: String,
+        location: Option<String>,
+        status: EmergencyStatus,
+        /// The URGENT work order opened with it.
+        work_order_id: Option<Uuid>,
+        reported_by: String,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum EventKind {
+        StatusChange,
+        Action,
+    }
+
+    /// A status change (`from`, `to`, `notes`) or an action (`action`, `performedBy`).
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct TimelineEntry {
+        id: Uuid,
+        kind: EventKind,
+        from: Option<EmergencyStatus>,
+        to: Option<EmergencyStatus>,
+        notes: Option<String>,
+        action: Option<String>,
+        /// The staff member who acted.
+        performed_by: Option<Uuid>,
+        /// The token subject of who recorded it.
+        recorded_by: String,
+        at: DateTime<Utc>,
+    }
+
+    /// One emergency with its timeline.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct EmergencyDetail {
+        id: Uuid,
+        villa_id: Uuid,
+        villa: NamedRef,
+        category: String,
+        severity: Severity,
+        description: String,
+        location: Option<String>,
+        status: EmergencyStatus,
+        work_order_id: Option<Uuid>,
+        reported_by: String,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+        /// Status changes and actions, in time order.
+        timeline: Vec<TimelineEntry>,
     }
 }

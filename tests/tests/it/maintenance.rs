@@ -839,3 +839,231 @@ async fn vendors_are_rated_once_per_completed_work_order_and_averaged(pool: PgPo
     let (status, _) = get(&app, "/maintenance/vendors?category=ROOF", "viewer").await;
     assert_eq!(status, 400);
 }
+
+const EMERGENCY_STATUSES: [&str; 5] = [
+    "REPORTED",
+    "ACKNOWLEDGED",
+    "RESPONDING",
+    "CONTAINED",
+    "RESOLVED",
+];
+
+async fn emergency(app: &TestApp, villa: Uuid) -> Value {
+    let (status, body) = post(
+        app,
+        "/maintenance/emergencies",
+        "staff",
+        json!({"villaId": villa, "category": "WATER", "severity": "CRITICAL",
+               "description": "Burst pipe flooding the kitchen", "location": "Kitchen"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    body
+}
+
+/// An emergency opens its URGENT work order in the same transaction, moves forward only (every
+/// pair of statuses tried), logs actions by staff members, and shows both in its timeline.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn emergencies_open_urgent_work_and_move_forward_only(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let villa = create_villa(&app, "Villa Emergency").await;
+    let responder = staff_member(&app, "Putu").await;
+
+    let (status, body) = post(
+        &app,
+        "/maintenance/emergencies",
+        "staff",
+        json!({"location": 5}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        bad_fields(&body),
+        ["villaId", "category", "severity", "description", "location"]
+    );
+    let (status, body) = post(
+        &app,
+        "/maintenance/emergencies",
+        "staff",
+        json!({"villaId": Uuid::now_v7(), "category": "WATER", "severity": "HIGH", "description": "x"}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_maintenance_error(&body, 404, "VILLA_NOT_FOUND");
+    let orders_before: i64 = sqlx::query_scalar("SELECT count(*) FROM work_orders")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(orders_before, 0, "nothing is left of a refused report");
+
+    let reported = emergency(&app, villa).await;
+    assert_eq!(reported["status"], "REPORTED");
+    assert_eq!(reported["severity"], "CRITICAL");
+    let order_id = reported["workOrderId"].as_str().unwrap();
+    let (_, order) = get(
+        &app,
+        &format!("/maintenance/work-orders/{order_id}"),
+        "viewer",
+    )
+    .await;
+    assert_eq!(order["priority"], "URGENT");
+    assert_eq!(order["status"], "OPEN");
+    assert_eq!(order["category"], "WATER");
+    assert_eq!(order["emergencyId"], reported["id"]);
+    assert_eq!(reported["timeline"][0]["to"], "REPORTED");
+
+    let rank = |s: &str| EMERGENCY_STATUSES.iter().position(|x| *x == s).unwrap();
+    for from in EMERGENCY_STATUSES {
+        for to in EMERGENCY_STATUSES {
+            let id = emergency(&app, villa).await["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let path = format!("/maintenance/emergencies/{id}/status");
+            if from != "REPORTED" {
+                let (status, body) = patch(&app, &path, "staff", json!({"status": from})).await;
+                assert_eq!(status, 200, "to {from}: {body}");
+            }
+            let (status, body) = patch(
+                &app,
+                &path,
+                "staff",
+                json!({"status": to, "notes": "on site"}),
+            )
+            .await;
+            if rank(to) > rank(from) {
+                assert_eq!(status, 200, "{from} -> {to}: {body}");
+                assert_eq!(body["status"], to);
+                let last = body["timeline"].as_array().unwrap().last().unwrap().clone();
+                assert_eq!(last["from"], from);
+                assert_eq!(last["to"], to);
+                assert_eq!(last["notes"], "on site");
+            } else {
+                assert_eq!(status, 409, "{from} -> {to}: {body}");
+                assert_maintenance_error(&body, 409, "INVALID_STATUS_TRANSITION");
+            }
+        }
+    }
+    let id = reported["id"].as_str().unwrap();
+    let (status, body) = patch(
+        &app,
+        &format!("/maintenance/emergencies/{id}/status"),
+        "staff",
+        json!({"status": "CALM"}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(bad_fields(&body), ["status"]);
+    let (status, body) = patch(
+        &app,
+        &format!("/maintenance/emergencies/{}/status", Uuid::now_v7()),
+        "staff",
+        json!({"status": "RESOLVED"}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_maintenance_error(&body, 404, "EMERGENCY_NOT_FOUND");
+
+    // Actions and the timeline in time order.
+    let actions = format!("/maintenance/emergencies/{id}/actions");
+    let (status, body) = post(
+        &app,
+        &actions,
+        "staff",
+        json!({"action": "", "performedBy": "someone"}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(bad_fields(&body), ["action", "performedBy"]);
+    let (status, body) = post(
+        &app,
+        &actions,
+        "staff",
+        json!({"action": "x".repeat(1001), "performedBy": responder}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, body) = post(
+        &app,
+        &actions,
+        "staff",
+        json!({"action": "Closed the main valve", "performedBy": Uuid::now_v7()}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_maintenance_error(&body, 404, "STAFF_NOT_FOUND");
+    let (status, action) = post(
+        &app,
+        &actions,
+        "staff",
+        json!({"action": "Closed the main valve", "performedBy": responder}),
+    )
+    .await;
+    assert_eq!(status, 201, "{action}");
+    assert_eq!(action["kind"], "ACTION");
+    assert_eq!(action["performedBy"], responder.as_str());
+    patch(
+        &app,
+        &format!("/maintenance/emergencies/{id}/status"),
+        "staff",
+        json!({"status": "CONTAINED"}),
+    )
+    .await;
+    let (_, read) = get(&app, &format!("/maintenance/emergencies/{id}"), "viewer").await;
+    let kinds: Vec<String> = read["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e["kind"].as_str().unwrap(),
+                e["to"].as_str().or(e["action"].as_str()).unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "STATUS_CHANGE:REPORTED",
+            "ACTION:Closed the main valve",
+            "STATUS_CHANGE:CONTAINED"
+        ]
+    );
+    let (status, body) = post(
+        &app,
+        &format!("/maintenance/emergencies/{}/actions", Uuid::now_v7()),
+        "staff",
+        json!({"action": "x", "performedBy": responder}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_maintenance_error(&body, 404, "EMERGENCY_NOT_FOUND");
+
+    let (_, contained) = get(
+        &app,
+        &format!(
+            "/maintenance/emergencies?status=CONTAINED&villaId={villa}&severity=CRITICAL&limit=100"
+        ),
+        "viewer",
+    )
+    .await;
+    assert!(contained["pagination"]["total"].as_i64().unwrap() >= 1);
+    assert!(
+        contained["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["status"] == "CONTAINED")
+    );
+    let (status, _) = get(&app, "/maintenance/emergencies?severity=EXTREME", "viewer").await;
+    assert_eq!(status, 400);
+    let (status, _) = post(
+        &app,
+        "/maintenance/emergencies",
+        "viewer",
+        json!({"villaId": villa, "category": "WATER", "severity": "LOW", "description": "x"}),
+    )
+    .await;
+    assert_eq!(status, 403);
+}
