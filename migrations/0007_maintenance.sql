@@ -3,6 +3,46 @@
 -- maintenance templates and schedules, field notes and timesheets. Everything points at the one
 -- villa row (villaId) and, for technicians, at the one staff row.
 
+-- A time-ordered (version 7) UUID made in SQL, for rows created by set-based statements (the
+-- planned-maintenance generation): 48 bits of Unix milliseconds over a random v4, version bits 0111.
+CREATE FUNCTION uuid_v7() RETURNS uuid LANGUAGE sql VOLATILE AS $$
+    SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+        PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+        FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid
+$$;
+
+-- Planned-maintenance frequencies: the step between occurrences, and the fewest and most days one
+-- step spans (to bound the occurrences a date range can hold).
+CREATE FUNCTION pm_interval(frequency text) RETURNS interval LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE frequency
+        WHEN 'DAILY' THEN interval '1 day' WHEN 'WEEKLY' THEN interval '7 days'
+        WHEN 'BIWEEKLY' THEN interval '14 days' WHEN 'MONTHLY' THEN interval '1 month'
+        WHEN 'QUARTERLY' THEN interval '3 months' WHEN 'SEMIANNUAL' THEN interval '6 months'
+        ELSE interval '12 months' END
+$$;
+CREATE FUNCTION pm_min_days(frequency text) RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE frequency WHEN 'DAILY' THEN 1 WHEN 'WEEKLY' THEN 7 WHEN 'BIWEEKLY' THEN 14
+        WHEN 'MONTHLY' THEN 28 WHEN 'QUARTERLY' THEN 89 WHEN 'SEMIANNUAL' THEN 181 ELSE 365 END
+$$;
+CREATE FUNCTION pm_max_days(frequency text) RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE frequency WHEN 'DAILY' THEN 1 WHEN 'WEEKLY' THEN 7 WHEN 'BIWEEKLY' THEN 14
+        WHEN 'MONTHLY' THEN 31 WHEN 'QUARTERLY' THEN 92 WHEN 'SEMIANNUAL' THEN 184 ELSE 366 END
+$$;
+-- Occurrence n of a schedule is start + n steps, counted from the start each time, so that
+-- monthly occurrences from the 31st fall on the last day of shorter months without drifting.
+-- The occurrences after `after` up to `until`, in order.
+CREATE FUNCTION pm_occurrences(start date, frequency text, after date, until date)
+RETURNS TABLE (occurrence date) LANGUAGE sql IMMUTABLE AS $$
+    SELECT o FROM (
+        SELECT (start + n * pm_interval(frequency))::date AS o
+        FROM generate_series(
+            greatest(0, (after - start) / pm_max_days(frequency)),
+            greatest(0, (until - start) / pm_min_days(frequency)) + 1) AS n
+    ) x
+    WHERE o > after AND o <= until
+    ORDER BY o
+$$;
+
 CREATE TABLE vendors (
     id            uuid PRIMARY KEY,
     company_name  text NOT NULL CHECK (char_length(company_name) BETWEEN 1 AND 255),
@@ -55,7 +95,7 @@ CREATE TABLE pm_templates (
     description        text,
     category           text NOT NULL,
     priority           text NOT NULL CHECK (priority IN ('LOW', 'MEDIUM', 'HIGH', 'URGENT')),
-    estimated_hours    numeric(6, 2) CHECK (estimated_hours > 0),
+    estimated_hours    numeric(6, 2) CHECK (estimated_hours >= 0),
     checklist          text[] NOT NULL DEFAULT '{}',
     default_frequency  text NOT NULL CHECK (default_frequency IN ('DAILY', 'WEEKLY', 'BIWEEKLY', 'MONTHLY',
                            'QUARTERLY', 'SEMIANNUAL', 'ANNUAL')),

@@ -92,6 +92,11 @@ def seed(api):
         "assetId": ids["asset"]})["id"]
     ids["vendor"] = api.call("POST", "/maintenance/vendors", 201, json={
         "companyName": "Pool Pros", "email": "ops@example.com", "categories": ["POOL"]})["id"]
+    ids["emergency"] = api.call("POST", "/maintenance/emergencies", 201, json={
+        "villaId": villa, "category": "WATER", "severity": "HIGH", "description": "Leak in the pump room"})["id"]
+    ids["schedule"] = api.call("POST", "/maintenance/pmp/schedules", 201, json={
+        "templateId": "019a0000-0000-7000-8000-000000000001", "assetId": ids["asset"],
+        "startDate": "2026-01-01"})["id"]
     return ids
 
 
@@ -112,6 +117,8 @@ def configuration(ids):
         (" /maintenance/work-orders/\\{id\\}", {"id": ids["workOrder"]}),
         (" /maintenance/assets/\\{id\\}", {"id": ids["asset"]}),
         (" /maintenance/vendors/\\{id\\}", {"id": ids["vendor"]}),
+        (" /maintenance/emergencies/\\{id\\}", {"id": ids["emergency"]}),
+        (" /maintenance/pmp/schedules/\\{id\\}", {"id": ids["schedule"]}),
     ]
     lines = [
         "[parameters]",

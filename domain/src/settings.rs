@@ -38,6 +38,17 @@ pub struct CoreSettings {
     pub db_max_connections: u32,
     pub jobs: JobSettings,
     pub log_json: bool,
+    pub planned_maintenance: PlannedMaintenanceSettings,
+}
+
+/// Planned maintenance: how far ahead work orders are generated, and how often the scheduler
+/// runs the generation.
+#[derive(Debug, Clone)]
+pub struct PlannedMaintenanceSettings {
+    /// `PM_LEAD_DAYS` (default 7): an occurrence gets its work order this many days ahead.
+    pub lead_days: u32,
+    /// `PM_GENERATE_INTERVAL_SECS` (default 900).
+    pub generate_every: Duration,
 }
 
 impl fmt::Debug for CoreSettings {
@@ -249,6 +260,17 @@ impl CoreSettings {
                 }
             },
         };
+        let planned_maintenance = PlannedMaintenanceSettings {
+            lead_days: env.parsed("PM_LEAD_DAYS", 7u32, "a whole number of days"),
+            generate_every: Duration::from_secs(
+                env.parsed(
+                    "PM_GENERATE_INTERVAL_SECS",
+                    900u64,
+                    "a whole number of seconds",
+                )
+                .max(1),
+            ),
+        };
         let redis_prefix = env.parsed("REDIS_QUEUE_PREFIX", "villa".to_owned(), "a key prefix");
         let db_max_connections = env.parsed("DB_MAX_CONNECTIONS", 20u32, "a whole number");
         let jobs = JobSettings {
@@ -300,6 +322,7 @@ impl CoreSettings {
             db_max_connections,
             jobs,
             log_json,
+            planned_maintenance,
         })
     }
 }

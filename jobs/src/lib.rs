@@ -7,6 +7,7 @@
 //! kind of job: its payload, its queue, how it is enqueued and the function that does the work.
 
 pub mod documents;
+pub mod maintenance;
 pub mod media;
 pub mod queue;
 pub mod registry;

@@ -8,10 +8,17 @@ pub enum Queue {
     Documents,
     /// Image work (thumbnails): CPU-bound, so scaled apart from the I/O-bound uploads.
     Media,
+    /// Planned-maintenance generation.
+    Maintenance,
 }
 
 impl Queue {
-    pub const ALL: [Queue; 3] = [Queue::System, Queue::Documents, Queue::Media];
+    pub const ALL: [Queue; 4] = [
+        Queue::System,
+        Queue::Documents,
+        Queue::Media,
+        Queue::Maintenance,
+    ];
 
     /// The row's `queue` column and, behind the Redis prefix, the apalis queue name.
     pub fn name(self) -> &'static str {
@@ -19,6 +26,7 @@ impl Queue {
             Queue::System => "system",
             Queue::Documents => "documents",
             Queue::Media => "media",
+            Queue::Maintenance => "maintenance",
         }
     }
 

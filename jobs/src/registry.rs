@@ -15,12 +15,15 @@ use crate::{Job, Queue};
 #[derive(Debug, Clone)]
 pub struct JobServices {
     pub store: DocumentStore,
+    /// `PM_LEAD_DAYS`: how far ahead planned maintenance gets its work orders.
+    pub pm_lead_days: u32,
 }
 
 impl JobServices {
     pub fn from_settings(settings: &domain::settings::CoreSettings) -> Self {
         Self {
             store: DocumentStore::from_settings(settings),
+            pm_lead_days: settings.planned_maintenance.lead_days,
         }
     }
 }

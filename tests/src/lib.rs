@@ -47,6 +47,10 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
             shutdown_grace: Duration::from_secs(5),
         },
         log_json: false,
+        planned_maintenance: domain::settings::PlannedMaintenanceSettings {
+            lead_days: 7,
+            generate_every: Duration::from_secs(900),
+        },
     }
 }
 

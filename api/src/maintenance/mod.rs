@@ -6,6 +6,7 @@
 
 pub mod assets;
 pub mod emergencies;
+pub mod pmp;
 pub mod vendors;
 pub mod work_orders;
 
@@ -20,6 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(work_orders::router())
         .merge(assets::router())
         .merge(emergencies::router())
+        .merge(pmp::router())
         .merge(vendors::router())
 }
 

@@ -4,6 +4,7 @@
 
 pub mod assets;
 pub mod emergencies;
+pub mod pmp;
 pub mod vendors;
 pub mod work_orders;
 
@@ -402,5 +403,48 @@ pub mod views {
         updated_at: DateTime<Utc>,
         /// Status changes and actions, in time order.
         timeline: Vec<TimelineEntry>,
+    }
+
+    /// A planned-maintenance template.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct Template {
+        id: Uuid,
+        name: String,
+        description: Option<String>,
+        category: String,
+        priority: Priority,
+        estimated_hours: Option<f64>,
+        /// What the technician checks, in order.
+        checklist: Vec<String>,
+        default_frequency: String,
+        /// Shipped with the platform.
+        builtin: bool,
+        created_at: DateTime<Utc>,
+    }
+
+    /// A schedule of a template on an asset.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct Schedule {
+        id: Uuid,
+        template_id: Uuid,
+        template: NamedRef,
+        asset_id: Uuid,
+        asset: NamedRef,
+        villa_id: Uuid,
+        frequency: String,
+        start_date: NaiveDate,
+        /// SCHEDULED_DATE or COMPLETED_DATE.
+        basis: String,
+        /// The staff member its work orders are assigned to.
+        assignee_id: Option<Uuid>,
+        /// Work orders generated so far.
+        work_orders: i64,
+        /// The next occurrence: for SCHEDULED_DATE the first without a work order yet; for
+        /// COMPLETED_DATE the open work order's, or the one counted from the last completion.
+        next_due_date: Option<NaiveDate>,
+        created_by: String,
+        created_at: DateTime<Utc>,
     }
 }

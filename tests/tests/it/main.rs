@@ -13,4 +13,5 @@ mod management_people;
 mod management_villas;
 mod onboarding;
 mod pipeline;
+mod planned_maintenance;
 mod uploads;

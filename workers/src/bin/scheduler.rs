@@ -5,6 +5,8 @@
 //! Schedules (UTC, with seconds):
 //! - `0 0 3 * * *`: purge finished job rows older than `JOB_RETENTION_DAYS` (default 14).
 //! - `0 */5 * * * *`: vacuum apalis task data of finished deliveries from Redis.
+//! - every `PM_GENERATE_INTERVAL_SECS` (default 900): generate planned-maintenance work orders
+//!   (the tick is the interval's number since the epoch, so every scheduler names it alike).
 
 use std::{str::FromStr, sync::Arc};
 
@@ -15,7 +17,7 @@ use apalis_cron::{CronScheduler, Tick};
 use apalis_redis::RedisStorage;
 use cron::Schedule;
 use domain::settings::CoreSettings;
-use jobs::{Job, JobQueues, Queue, system::PurgeFinishedJobs};
+use jobs::{Job, JobQueues, Queue, maintenance::GeneratePlannedWork, system::PurgeFinishedJobs};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -40,6 +42,49 @@ async fn purge_tick(tick: Tick, s: Data<Arc<Scheduler>>) -> Result<(), BoxDynErr
         "purge of finished jobs enqueued"
     );
     Ok(())
+}
+
+/// Enqueues the generation of planned maintenance every `every`, on tokio's clock, until
+/// `shutdown`.
+async fn planned_maintenance(
+    s: Arc<Scheduler>,
+    every: std::time::Duration,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {},
+            _ = shutdown.cancelled() => return,
+        }
+        let tick =
+            chrono::Utc::now().timestamp() / i64::try_from(every.as_secs().max(1)).unwrap_or(1);
+        let job = GeneratePlannedWork {
+            tick: Some(format!("{}s-{tick}", every.as_secs())),
+            schedule_id: None,
+        };
+        let enqueued = async {
+            let mut tx = s.pool.begin().await?;
+            let enqueued = job.enqueue(&mut tx).await?;
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(enqueued)
+        }
+        .await;
+        match enqueued {
+            Ok(enqueued) => {
+                s.queues.push(&[enqueued]).await;
+                tracing::info!(
+                    tick,
+                    new = enqueued.inserted,
+                    "planned-maintenance generation enqueued"
+                );
+            }
+            Err(error) => {
+                tracing::warn!(%error, "planned-maintenance generation not enqueued; next tick")
+            }
+        }
+    }
 }
 
 async fn vacuum_tick(_tick: Tick, s: Data<Arc<Scheduler>>) -> Result<(), BoxDynError> {
@@ -88,10 +133,16 @@ async fn main() -> anyhow::Result<()> {
         .data(scheduler.clone())
         .build(vacuum_tick);
     tracing::info!("scheduler started");
+    let generation = tokio::spawn(planned_maintenance(
+        scheduler.clone(),
+        settings.planned_maintenance.generate_every,
+        shutdown.clone(),
+    ));
     let (a, b) = tokio::join!(
         purge.run_until(until(shutdown.clone())),
         vacuum.run_until(until(shutdown.clone()))
     );
+    let _ = generation.await;
     a?;
     b?;
     tracing::info!("scheduler stopped");
