@@ -7,6 +7,7 @@
 pub mod assets;
 pub mod emergencies;
 pub mod pmp;
+pub mod timesheets;
 pub mod vendors;
 pub mod work_orders;
 
@@ -22,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(assets::router())
         .merge(emergencies::router())
         .merge(pmp::router())
+        .merge(timesheets::router())
         .merge(vendors::router())
 }
 

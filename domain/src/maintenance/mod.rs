@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod emergencies;
 pub mod pmp;
+pub mod timesheets;
 pub mod vendors;
 pub mod work_orders;
 
@@ -445,6 +446,24 @@ pub mod views {
         /// COMPLETED_DATE the open work order's, or the one counted from the last completion.
         next_due_date: Option<NaiveDate>,
         created_by: String,
+        created_at: DateTime<Utc>,
+    }
+
+    /// A timesheet entry.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct Timesheet {
+        id: Uuid,
+        /// Null for unplanned work.
+        work_order_id: Option<Uuid>,
+        villa_id: Uuid,
+        staff_id: Option<Uuid>,
+        /// The token subject of who logged it.
+        logged_by: String,
+        hours: f64,
+        activity_type: String,
+        date: NaiveDate,
+        notes: Option<String>,
         created_at: DateTime<Utc>,
     }
 }

@@ -1067,3 +1067,174 @@ async fn emergencies_open_urgent_work_and_move_forward_only(pool: PgPool) {
     .await;
     assert_eq!(status, 403);
 }
+
+/// Timesheets: quarter hours, no future dates, a villa for unplanned work, totals beside the page,
+/// and never more than 24 hours per person and date, even when entries race.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn timesheets_cap_a_persons_day_at_24_hours(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let villa = create_villa(&app, "Villa Hours").await;
+    let technician = staff_member(&app, "Komang").await;
+    let order = work_order(&app, villa, "Fix the gate").await;
+    let today = chrono::Utc::now().date_naive();
+    let tomorrow = today + chrono::Days::new(1);
+
+    let (status, body) = post(&app, "/maintenance/timesheets", "staff", json!({})).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        bad_fields(&body),
+        ["hours", "activityType", "date", "villaId"]
+    );
+    for (bad, field) in [
+        (
+            json!({"hours": 0, "activityType": "REPAIR", "date": today, "workOrderId": order}),
+            "hours",
+        ),
+        (
+            json!({"hours": 1.3, "activityType": "REPAIR", "date": today, "workOrderId": order}),
+            "hours",
+        ),
+        (
+            json!({"hours": 24.25, "activityType": "REPAIR", "date": today, "workOrderId": order}),
+            "hours",
+        ),
+        (
+            json!({"hours": 1, "activityType": "NAPPING", "date": today, "workOrderId": order}),
+            "activityType",
+        ),
+        (
+            json!({"hours": 1, "activityType": "REPAIR", "date": tomorrow, "workOrderId": order}),
+            "date",
+        ),
+        (
+            json!({"hours": 1, "activityType": "REPAIR", "date": today, "workOrderId": "x"}),
+            "workOrderId",
+        ),
+    ] {
+        let (status, body) = post(&app, "/maintenance/timesheets", "staff", bad.clone()).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert_eq!(bad_fields(&body), [field], "{bad}");
+    }
+    let (status, body) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        json!({"hours": 1, "activityType": "REPAIR", "date": today, "workOrderId": Uuid::now_v7()}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_maintenance_error(&body, 404, "WORK_ORDER_NOT_FOUND");
+    let (status, body) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        json!({"hours": 1, "activityType": "REPAIR", "date": today, "workOrderId": order,
+               "staffId": Uuid::now_v7()}),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_maintenance_error(&body, 404, "STAFF_NOT_FOUND");
+
+    let (status, entry) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        json!({"hours": 2.5, "activityType": "repair", "date": today, "workOrderId": order,
+               "staffId": technician, "notes": "new hinge"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{entry}");
+    assert_eq!(entry["hours"], 2.5);
+    assert_eq!(entry["villaId"], villa.to_string());
+    assert_eq!(entry["loggedBy"], "user-1");
+    // Unplanned work on a villa.
+    let (status, _) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        json!({"hours": 1.5, "activityType": "INSPECTION", "date": today, "villaId": villa,
+               "staffId": technician}),
+    )
+    .await;
+    assert_eq!(status, 201);
+
+    // 20 more for the technician's day at 1 hour each, at once: exactly 20 fit (4 already).
+    let racing = (0..24).map(|_| {
+        let app = &app;
+        let technician = technician.clone();
+        async move {
+            post(
+                app,
+                "/maintenance/timesheets",
+                "staff",
+                json!({"hours": 1, "activityType": "REPAIR", "date": today, "villaId": villa,
+                       "staffId": technician}),
+            )
+            .await
+        }
+    });
+    let answers = futures::future::join_all(racing).await;
+    let accepted = answers.iter().filter(|(s, _)| *s == 201).count();
+    let refused: Vec<&Value> = answers
+        .iter()
+        .filter(|(s, _)| *s == 409)
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(accepted, 20, "{answers:?}");
+    assert_eq!(refused.len(), 4);
+    for body in refused {
+        assert_maintenance_error(body, 409, "DAILY_HOURS_EXCEEDED");
+    }
+    // Another day, or another person, is not capped by this one.
+    let (status, _) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        json!({"hours": 8, "activityType": "TRAVEL", "date": today - chrono::Days::new(1),
+               "villaId": villa, "staffId": technician}),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let (status, _) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        json!({"hours": 8, "activityType": "TRAVEL", "date": today, "villaId": villa}),
+    )
+    .await;
+    assert_eq!(status, 201, "the token's subject has a day of its own");
+
+    let (_, day) = get(
+        &app,
+        &format!(
+            "/maintenance/timesheets?staffId={technician}&startDate={today}&endDate={today}&limit=5"
+        ),
+        "viewer",
+    )
+    .await;
+    assert_eq!(day["totalHours"], 24.0);
+    assert_eq!(day["pagination"]["total"], 22);
+    assert_eq!(day["data"].as_array().unwrap().len(), 5);
+    let (_, on_order) = get(
+        &app,
+        &format!("/maintenance/timesheets?workOrderId={order}"),
+        "viewer",
+    )
+    .await;
+    assert_eq!(on_order["totalHours"], 2.5);
+    let (_, read) = get(&app, &format!("/maintenance/work-orders/{order}"), "viewer").await;
+    assert_eq!(read["totalHours"], 2.5);
+    assert_eq!(read["timesheets"][0]["notes"], "new hinge");
+    for query in ["startDate=yesterday", "staffId=x", "limit=500"] {
+        let (status, _) = get(&app, &format!("/maintenance/timesheets?{query}"), "viewer").await;
+        assert_eq!(status, 400, "{query}");
+    }
+    let (status, _) = post(
+        &app,
+        "/maintenance/timesheets",
+        "viewer",
+        json!({"hours": 1, "activityType": "REPAIR", "date": today, "villaId": villa}),
+    )
+    .await;
+    assert_eq!(status, 403);
+}

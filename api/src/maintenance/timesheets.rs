@@ -1,0 +1,149 @@
+//! `/maintenance/timesheets`: hours logged on work orders or, for unplanned work, on a villa;
+//! never more than 24 per person and date.
+
+use axum::{Json, extract::State, http::StatusCode};
+use domain::{
+    Problems,
+    maintenance::{
+        timesheets::{self, FIELDS, Filter},
+        views,
+    },
+    pagination::{PageRequest, Pagination},
+    record::{SchemaUse, json_schema, parse_patch},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use super::id_filter;
+use crate::{
+    auth::CurrentUser,
+    error::{AppError, retry_transient},
+    extract::{ApiJson, ApiQuery},
+    onboarding::Object,
+    state::AppState,
+};
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct TimesheetQuery {
+    /// Page number from 1 (default 1).
+    page: Option<String>,
+    /// Page size from 1 to 100 (default 20).
+    limit: Option<String>,
+    #[param(value_type = Option<uuid::Uuid>)]
+    work_order_id: Option<String>,
+    #[param(value_type = Option<uuid::Uuid>)]
+    staff_id: Option<String>,
+    /// From this date on (YYYY-MM-DD).
+    #[param(value_type = Option<chrono::NaiveDate>)]
+    start_date: Option<String>,
+    /// Up to this date (YYYY-MM-DD).
+    #[param(value_type = Option<chrono::NaiveDate>)]
+    end_date: Option<String>,
+}
+
+/// A page of entries with the hours of every entry the filter matches.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TimesheetPage {
+    #[schema(value_type = Vec<views::Timesheet>)]
+    data: Vec<Value>,
+    pagination: Pagination,
+    /// Over all pages.
+    total_hours: f64,
+}
+
+fn date_filter(
+    problems: &mut Problems,
+    field: &str,
+    raw: Option<&str>,
+) -> Option<chrono::NaiveDate> {
+    let raw = raw.map(str::trim).filter(|s| !s.is_empty())?;
+    match chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
+        Ok(d) if raw.len() == 10 => Some(d),
+        _ => {
+            problems.push(
+                field,
+                "invalid_format",
+                format!("{field} must be an ISO date (YYYY-MM-DD)"),
+            );
+            None
+        }
+    }
+}
+
+/// Entries, the latest date first, with `totalHours` over every entry matching.
+#[utoipa::path(get, operation_id = "maintenance_timesheets_list", path = "/maintenance/timesheets", tag = "maintenance",
+    params(TimesheetQuery),
+    responses((status = 200, body = TimesheetPage)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<TimesheetQuery>,
+) -> Result<Json<TimesheetPage>, AppError> {
+    let mut problems = Problems::new();
+    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let filter = Filter {
+        work_order_id: id_filter(&mut problems, "workOrderId", q.work_order_id.as_deref()),
+        staff_id: id_filter(&mut problems, "staffId", q.staff_id.as_deref()),
+        start_date: date_filter(&mut problems, "startDate", q.start_date.as_deref()),
+        end_date: date_filter(&mut problems, "endDate", q.end_date.as_deref()),
+    };
+    problems.finish()?;
+    let mut conn = state.pool.acquire().await?;
+    let (data, total, hours) = timesheets::list(&mut conn, &filter, page).await?;
+    Ok(Json(TimesheetPage {
+        data,
+        pagination: Pagination {
+            page: page.page,
+            limit: page.limit,
+            total,
+        },
+        total_hours: hours,
+    }))
+}
+
+crate::computed_schema!(
+    /// Hours (above 0, at most 24, in quarter hours) of an activity on a date not in the future;
+    /// `workOrderId`, or `villaId` for unplanned work; optionally the staff member who worked.
+    TimesheetBody => json_schema(FIELDS, SchemaUse::Create)
+);
+
+/// Logs hours. The hours one person (the staff member, or else the token's subject) logs for one
+/// date never pass 24 (409 `DAILY_HOURS_EXCEEDED`).
+#[utoipa::path(post, operation_id = "maintenance_timesheets_log", path = "/maintenance/timesheets", tag = "maintenance",
+    request_body = TimesheetBody,
+    responses((status = 201, body = views::Timesheet),
+        (status = 404, description = "No such work order, villa or staff member"),
+        (status = 409, description = "`DAILY_HOURS_EXCEEDED`")))]
+pub async fn log(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let mut problems = Problems::new();
+    let patch = parse_patch(FIELDS, &body, "", true, &state.cipher, &mut problems);
+    let work_order_sent = body.get("workOrderId").is_some_and(|v| !v.is_null());
+    timesheets::check(
+        &patch,
+        work_order_sent,
+        chrono::Utc::now().date_naive(),
+        &mut problems,
+    );
+    problems.finish()?;
+    let entry = retry_transient(|| async {
+        let mut tx = state.pool.begin().await?;
+        let id = timesheets::log(&mut tx, &patch, &user.subject).await?;
+        let entry = timesheets::get(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(entry)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(entry)))
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, log))
+}
