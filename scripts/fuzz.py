@@ -97,6 +97,10 @@ def seed(api):
     ids["schedule"] = api.call("POST", "/maintenance/pmp/schedules", 201, json={
         "templateId": "019a0000-0000-7000-8000-000000000001", "assetId": ids["asset"],
         "startDate": "2026-01-01"})["id"]
+    wav = (b"RIFF" + struct.pack("<I", 36 + 800) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, 8000, 8000, 1, 8)
+           + b"data" + struct.pack("<I", 800) + bytes(800))
+    ids["fieldNote"] = api.call("POST", "/maintenance/field-notes", 201, data={
+        "type": "VOICE", "workOrderId": ids["workOrder"]}, files={"file": ("note.wav", wav)})["id"]
     return ids
 
 
@@ -119,6 +123,7 @@ def configuration(ids):
         (" /maintenance/vendors/\\{id\\}", {"id": ids["vendor"]}),
         (" /maintenance/emergencies/\\{id\\}", {"id": ids["emergency"]}),
         (" /maintenance/pmp/schedules/\\{id\\}", {"id": ids["schedule"]}),
+        (" /maintenance/field-notes/\\{id\\}", {"id": ids["fieldNote"]}),
     ]
     lines = [
         "[parameters]",

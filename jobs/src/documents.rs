@@ -154,6 +154,51 @@ impl Job for StorePhoto {
     }
 }
 
+/// Puts a field note's file (voice note or photo) in the villa's `Maintenance/Field-Notes/`
+/// folder, once the villa's tree exists; the folder itself is made on the villa's first note.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreFieldNote {
+    pub note_id: Uuid,
+}
+
+impl Job for StoreFieldNote {
+    const KIND: &'static str = "documents.store_field_note";
+    const QUEUE: Queue = Queue::Documents;
+    const MAX_ATTEMPTS: i32 = 10;
+    const BACKOFF_BASE: Duration = Duration::from_millis(250);
+
+    async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
+        let Some(note) = domain::maintenance::field_notes::pending(&ctx.pool, self.note_id).await?
+        else {
+            return Ok(json!({"skipped": "field note deleted before it was stored"}));
+        };
+        if !note.tree_ready {
+            return Err(tree_not_ready(&ctx, note.villa_id).await);
+        }
+        let (Some(content), Some(stored_path)) = (note.pending_content, note.storage_path) else {
+            return Ok(json!({"skipped": "already stored, or no file"}));
+        };
+        let path = domain::storage::StoragePath::from_stored(&stored_path).ok_or_else(|| {
+            JobError::fatal(format!("stored path {stored_path:?} is not a storage path"))
+        })?;
+        if let Some((parent, _)) = path.as_str().rsplit_once('/')
+            && let Some(parent) = domain::storage::StoragePath::from_stored(parent)
+        {
+            ctx.services.store.create_folder(&parent).await?;
+        }
+        let stored = ctx.services.store.put(&path, &content).await?;
+        domain::maintenance::field_notes::mark_stored(
+            &ctx.pool,
+            self.note_id,
+            &stored.file_id,
+            &stored.url,
+        )
+        .await?;
+        Ok(json!({"storagePath": path.as_str(), "bytes": content.len()}))
+    }
+}
+
 /// Removes a deleted villa's folder, and everything in it, from the document store. The folder
 /// is in the payload because the villa's row is gone when this runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]

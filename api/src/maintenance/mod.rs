@@ -6,6 +6,7 @@
 
 pub mod assets;
 pub mod emergencies;
+pub mod field_notes;
 pub mod pmp;
 pub mod timesheets;
 pub mod vendors;
@@ -23,6 +24,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(assets::router())
         .merge(emergencies::router())
         .merge(pmp::router())
+        .merge(field_notes::router())
         .merge(timesheets::router())
         .merge(vendors::router())
 }

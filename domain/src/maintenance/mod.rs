@@ -4,6 +4,7 @@
 
 pub mod assets;
 pub mod emergencies;
+pub mod field_notes;
 pub mod pmp;
 pub mod timesheets;
 pub mod vendors;
@@ -464,6 +465,40 @@ pub mod views {
         activity_type: String,
         date: NaiveDate,
         notes: Option<String>,
+        created_at: DateTime<Utc>,
+    }
+
+    #[derive(ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum FieldNoteType {
+        Text,
+        Voice,
+        Photo,
+    }
+
+    /// A field note.
+    #[derive(ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct FieldNote {
+        id: Uuid,
+        #[schema(rename = "type")]
+        kind: FieldNoteType,
+        content: Option<String>,
+        villa_id: Uuid,
+        work_order_id: Option<Uuid>,
+        asset_id: Option<Uuid>,
+        file_name: Option<String>,
+        /// Read from the file's bytes.
+        mime_type: Option<String>,
+        file_size: Option<i64>,
+        /// `Villas/<villa>/Maintenance/Field-Notes/<file>`.
+        storage_path: Option<String>,
+        /// This API's route serving the file, whether or not it reached the store yet.
+        file_url: Option<String>,
+        /// PENDING until the documents worker has stored the file, then STORED; null without one.
+        storage_status: Option<String>,
+        storage_url: Option<String>,
+        created_by: String,
         created_at: DateTime<Utc>,
     }
 }

@@ -244,6 +244,11 @@ pub fn photo_folder(
     }
 }
 
+/// Where a villa's maintenance field notes (voice notes, photos) go.
+pub fn field_notes_folder(villa: &StoragePath) -> StoragePath {
+    villa.join("Maintenance").join("Field-Notes")
+}
+
 /// Every folder of a new villa's tree: each document folder and each photo category folder.
 pub fn villa_tree(villa: &StoragePath) -> Vec<StoragePath> {
     let mut folders: Vec<StoragePath> = DocumentType::ALL

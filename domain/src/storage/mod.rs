@@ -10,7 +10,8 @@ mod local;
 mod names;
 
 pub use layout::{
-    DocumentType, PhotoCategory, document_path, photo_folder, villa_folder, villa_tree,
+    DocumentType, PhotoCategory, document_path, field_notes_folder, photo_folder, villa_folder,
+    villa_tree,
 };
 pub use local::LocalStore;
 pub use names::{MAX_NAME_LEN, SafeName};

@@ -1238,3 +1238,202 @@ async fn timesheets_cap_a_persons_day_at_24_hours(pool: PgPool) {
     .await;
     assert_eq!(status, 403);
 }
+
+/// A WAV file: a RIFF header and a second of silence.
+fn wav() -> Vec<u8> {
+    let data = vec![0u8; 8000];
+    let mut out = Vec::new();
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&8000u32.to_le_bytes());
+    out.extend_from_slice(&8000u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&8u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+async fn note(app: &TestApp, form: reqwest::multipart::Form) -> (u16, Value) {
+    tests::json(
+        app.request(Method::POST, "/maintenance/field-notes", Some("staff"))
+            .multipart(form)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+/// Text, voice and photo notes: checked by content, answered at once, their files in the villa's
+/// Maintenance/Field-Notes folder with their bytes intact, served by fileUrl.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn field_notes_reach_the_document_store_with_their_bytes(pool: PgPool) {
+    use reqwest::multipart::{Form, Part};
+    let app = TestApp::spawn(pool).await;
+    let _worker = app.worker(
+        jobs::JobRegistry::new()
+            .register::<jobs::documents::CreateVillaTree>()
+            .register::<jobs::documents::StoreFieldNote>(),
+    );
+    let villa = create_villa(&app, "Villa Notes").await;
+    let order = work_order(&app, villa, "Pump noise").await;
+    let file = |name: &str, bytes: Vec<u8>| Part::bytes(bytes).file_name(name.to_owned());
+
+    for (form, fields) in [
+        (
+            Form::new().text("workOrderId", order.clone()),
+            vec!["content"],
+        ),
+        (Form::new().text("content", "x"), vec!["workOrderId"]),
+        (
+            Form::new()
+                .text("type", "VOICE")
+                .text("workOrderId", order.clone()),
+            vec!["file"],
+        ),
+        (
+            Form::new()
+                .text("type", "VOICE")
+                .text("workOrderId", order.clone())
+                .part("file", file("note.mp3", b"%PDF-1.7 not audio".to_vec())),
+            vec!["file"],
+        ),
+        (
+            Form::new()
+                .text("type", "DOODLE")
+                .text("workOrderId", "nope")
+                .text("content", "x"),
+            vec!["type", "workOrderId"],
+        ),
+    ] {
+        let (status, body) = note(&app, form).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(bad_fields(&body), fields, "{body}");
+    }
+    let (status, body) = note(
+        &app,
+        Form::new()
+            .text("content", "x")
+            .text("workOrderId", Uuid::now_v7().to_string()),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_maintenance_error(&body, 404, "WORK_ORDER_NOT_FOUND");
+
+    let (status, text) = note(
+        &app,
+        Form::new()
+            .text("content", "Pump bearing sounds worn")
+            .text("workOrderId", order.clone()),
+    )
+    .await;
+    assert_eq!(status, 201, "{text}");
+    assert_eq!(text["type"], "TEXT");
+    assert_eq!(text["fileUrl"], Value::Null);
+
+    let audio = wav();
+    let (status, voice) = note(
+        &app,
+        Form::new()
+            .text("type", "voice")
+            .text("workOrderId", order.clone())
+            .part("file", file("pump noise.wav", audio.clone())),
+    )
+    .await;
+    assert_eq!(status, 201, "{voice}");
+    assert_eq!(voice["mimeType"], "audio/wav");
+    assert_eq!(voice["storageStatus"], "PENDING");
+    let path = voice["storagePath"].as_str().unwrap().to_owned();
+    assert!(
+        path.starts_with("Villas/") && path.ends_with("/Maintenance/Field-Notes/pump-noise.wav"),
+        "{path}"
+    );
+    let served = app
+        .request(
+            Method::GET,
+            voice["fileUrl"].as_str().unwrap(),
+            Some("viewer"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), 200);
+    assert_eq!(served.headers()["content-type"], "audio/wav");
+    assert_eq!(served.bytes().await.unwrap().to_vec(), audio);
+
+    let png = {
+        let img = image::RgbImage::from_pixel(16, 16, image::Rgb([30, 60, 90]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    };
+    let (status, photo) = note(
+        &app,
+        Form::new()
+            .text("type", "PHOTO")
+            .text("workOrderId", order.clone())
+            .part("file", file("seal.bin", png.clone())),
+    )
+    .await;
+    assert_eq!(status, 201, "{photo}");
+    assert_eq!(photo["mimeType"], "image/png");
+
+    let id = voice["id"].as_str().unwrap().to_owned();
+    let stored = tests::eventually(std::time::Duration::from_secs(20), || async {
+        let (_, page) = get(
+            &app,
+            &format!("/maintenance/field-notes?workOrderId={order}"),
+            "viewer",
+        )
+        .await;
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == id.as_str() && n["storageStatus"] == "STORED")
+            .cloned()
+    })
+    .await
+    .expect("the voice note never reached the store");
+    assert!(stored["storageUrl"].is_string());
+    let on_disk = tokio::fs::read(app.core.storage_local_dir.join(&path))
+        .await
+        .unwrap();
+    assert_eq!(on_disk, audio, "the bytes in the store are the bytes sent");
+    // Still served once stored (from the store now).
+    let served = app
+        .request(
+            Method::GET,
+            &format!("/maintenance/field-notes/{id}/file"),
+            Some("viewer"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.bytes().await.unwrap().to_vec(), audio);
+    let (_, page) = get(
+        &app,
+        &format!("/maintenance/field-notes?workOrderId={order}"),
+        "viewer",
+    )
+    .await;
+    assert_eq!(page["pagination"]["total"], 3);
+    let (status, _) = get(
+        &app,
+        &format!(
+            "/maintenance/field-notes/{}/file",
+            text["id"].as_str().unwrap()
+        ),
+        "viewer",
+    )
+    .await;
+    assert_eq!(status, 404, "a TEXT note has no file");
+    let (status, _) = get(&app, "/maintenance/field-notes?assetId=x", "viewer").await;
+    assert_eq!(status, 400);
+}

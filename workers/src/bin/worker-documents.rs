@@ -1,4 +1,4 @@
-//! Worker for queue family `documents`: per-villa folder trees, document and photo uploads,
+//! Worker for queue family `documents`: per-villa folder trees, document, photo and field-note uploads,
 //! removal of deleted villas' folders.
 
 use jobs::{JobRegistry, documents};
@@ -9,6 +9,7 @@ async fn main() -> anyhow::Result<()> {
         .register::<documents::CreateVillaTree>()
         .register::<documents::StoreDocument>()
         .register::<documents::StorePhoto>()
+        .register::<documents::StoreFieldNote>()
         .register::<documents::DeleteVillaFolder>()
         .register::<documents::DeleteStoredFile>();
     workers::runtime::main("documents", registry).await
