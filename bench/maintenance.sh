@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The maintenance surface, in one run on this machine, next to the database's own figure:
+#   1. GET /maintenance/work-orders?villaId=..&status=.. (wrk, 32 connections) over 200,000 work
+#      orders (200 villas x 6 statuses), throughput and p99, next to pgbench at 32 connections
+#      running the same SQL (bench/work_orders_list.pgbench: page and count). Target: at least
+#      half of pgbench's throughput, p99 under 20 ms.
+#   2. The planned-maintenance generation job (worker-maintenance) for 10,000 schedules due at
+#      once: its run time from the job row. Target: under 10 s, and a second run creates nothing.
+# Uses a scratch database and a private redis-server; leaves nothing behind.
+#   Usage: bench/maintenance.sh            DURATION=15 ORDERS=200000 SCHEDULES=10000
+set -euo pipefail
+[ -n "${BENCH_DEBUG:-}" ] && set -x
+cd "$(dirname "$0")/.."
+source scripts/services.sh
+ensure_postgres
+command -v wrk >/dev/null || apt_install wrk
+command -v pgbench >/dev/null || apt_install postgresql
+command -v redis-server >/dev/null || apt_install redis-server
+
+DURATION=${DURATION:-15}
+ORDERS=${ORDERS:-200000}
+SCHEDULES=${SCHEDULES:-10000}
+echo "building release binaries..."
+cargo build --release -p api -p workers --bins -q
+
+work=$(mktemp -d)
+db="villa_bench_$$"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pg_base=${PG_ADMIN_URL%/*}
+export APP_ENV=development DEV_DIR="$work/dev" PORT=$port RUST_LOG=warn LOG_FORMAT=json \
+  DATABASE_URL="$pg_base/$db" REDIS_URL="redis://127.0.0.1:$redis_port" \
+  STORAGE_LOCAL_DIR="$work/storage" PM_GENERATE_INTERVAL_SECS=86400
+# The API's pool at 2 x cores, as bench/villas.sh explains.
+export DB_MAX_CONNECTIONS=${DB_MAX_CONNECTIONS:-$((2 * $(nproc)))}
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  psql "$PG_ADMIN_URL" -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+psql "$PG_ADMIN_URL" -qc "CREATE DATABASE \"$db\""
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" 2>&1 &
+pids+=($!)
+./target/release/villa-api >"$work/api.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+
+echo "loading 200 villas and $ORDERS work orders..."
+psql "$DATABASE_URL" -q <<SQL
+INSERT INTO villas (id, villa_code, villa_name, bedrooms, bathrooms, max_guests, property_type, status)
+SELECT ('00000000-0000-7000-8000-' || lpad(n::text, 12, '0'))::uuid, 'BM-' || lpad(n::text, 4, '0'),
+       'Villa ' || n, 3, 2, 6, 'VILLA', 'APPROVED'
+FROM generate_series(1, 200) n;
+INSERT INTO work_orders (id, villa_id, title, category, priority, status, created_by, created_at)
+SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad((1 + i % 200)::text, 12, '0'))::uuid,
+       'Job ' || i, (ARRAY['HVAC','ELECTRICAL','PLUMBING','POOL','GARDEN','GENERAL'])[1 + i % 6],
+       (ARRAY['LOW','MEDIUM','HIGH','URGENT'])[1 + i % 4],
+       (ARRAY['OPEN','ASSIGNED','IN_PROGRESS','ON_HOLD','COMPLETED','CANCELLED'])[1 + (i / 200) % 6],
+       'bench', now() - i * interval '10 seconds'
+FROM generate_series(1, $ORDERS) i;
+VACUUM ANALYZE;
+SQL
+token=$(./target/release/villa-api mint-token --role viewer)
+base="http://127.0.0.1:$port"
+sample=$(curl -sf -H "Authorization: Bearer $token" \
+  "$base/maintenance/work-orders?villaId=00000000-0000-7000-8000-000000000007&status=OPEN" \
+  | python3 -c 'import json,sys; b=json.load(sys.stdin); print(b["pagination"]["total"], len(b["data"]))')
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); work orders: $(psql "$DATABASE_URL" -tAc 'SELECT count(*) FROM work_orders'); API pool: $DB_MAX_CONNECTIONS connections"
+echo "one villa and status (total, page): $sample"
+
+ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v }'; }
+cat >"$work/list.lua" <<'LUA'
+local statuses = {"OPEN", "ASSIGNED", "IN_PROGRESS", "ON_HOLD", "COMPLETED", "CANCELLED"}
+math.randomseed(os.time())
+request = function()
+  local villa = string.format("00000000-0000-7000-8000-%012d", math.random(200))
+  return wrk.format("GET", "/maintenance/work-orders?villaId=" .. villa .. "&status=" .. statuses[math.random(6)])
+end
+LUA
+args=(-t2 -c32 -H "Authorization: Bearer $token" -s "$work/list.lua")
+wrk "${args[@]}" -d3s "$base" >/dev/null
+wrk "${args[@]}" -d"${DURATION}s" --latency "$base" >"$work/wrk.txt"
+rps=$(sed -n 's/^Requests\/sec:[[:space:]]*\([0-9.]*\)/\1/p' "$work/wrk.txt")
+p50=$(ms "$(awk '$1=="50%"{print $2}' "$work/wrk.txt")")
+p99=$(ms "$(awk '$1=="99%"{print $2}' "$work/wrk.txt")")
+errors=$(grep -cE "Non-2xx|Socket errors" "$work/wrk.txt" || true)
+tps=$(pgbench -n -M prepared -f bench/work_orders_list.pgbench -c 32 -j 2 -T "$DURATION" "$DATABASE_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+echo
+echo "== 1. GET /maintenance/work-orders?villaId=..&status=.. over $ORDERS work orders"
+printf 'http.list_rps                 %.0f   p50 %.2f ms  p99 %.2f ms  (wrk, 32 connections; target p99 < 20 ms)%s\n' "$rps" "$p50" "$p99" "$( [ "$errors" != 0 ] && echo '  ERRORS in wrk output')"
+printf 'pgbench.list_sql_tps          %.0f   (the same page + count, -M prepared -c 32)\n' "$tps"
+printf 'ratio.list_http_vs_sql        %.2f   (target >= 0.5)\n' "$(awk -v a="$rps" -v b="$tps" 'BEGIN{print a/b}')"
+
+echo
+echo "== 2. planned-maintenance generation: $SCHEDULES schedules due today"
+psql "$DATABASE_URL" -q <<SQL
+INSERT INTO assets (id, villa_id, name, category)
+SELECT ('00000000-0000-7000-9000-' || lpad(n::text, 12, '0'))::uuid,
+       ('00000000-0000-7000-8000-' || lpad((1 + n % 200)::text, 12, '0'))::uuid, 'Pump ' || n, 'POOL'
+FROM generate_series(1, $SCHEDULES) n;
+INSERT INTO pm_schedules (id, template_id, asset_id, frequency, start_date, created_by)
+SELECT gen_random_uuid(), '019a0000-0000-7000-8000-000000000001',
+       ('00000000-0000-7000-9000-' || lpad(n::text, 12, '0'))::uuid, 'MONTHLY', current_date, 'bench'
+FROM generate_series(1, $SCHEDULES) n;
+ANALYZE;
+SQL
+./target/release/worker-maintenance >"$work/worker.log" 2>&1 &
+pids+=($!)
+run_generation() { # tick -> "seconds created"
+  local id
+  id=$(psql "$DATABASE_URL" -qtAc "INSERT INTO jobs (id, kind, queue, payload, dedupe_key, max_attempts)
+    VALUES (gen_random_uuid(), 'maintenance.generate_planned_work', 'maintenance', '{\"tick\": \"$1\"}', 'bench:$1', 5) RETURNING id")
+  for _ in $(seq 1 600); do
+    status=$(psql "$DATABASE_URL" -tAc "SELECT status FROM jobs WHERE id = '$id'")
+    [ "$status" = SUCCEEDED ] || [ "$status" = FAILED ] && break
+    sleep 0.1
+  done
+  psql "$DATABASE_URL" -tAc "SELECT round(extract(epoch FROM finished_at - started_at)::numeric, 3), result->>'created', status FROM jobs WHERE id = '$id'" | tr '|' ' '
+}
+read -r first_s first_created first_status < <(run_generation first)
+read -r second_s second_created second_status < <(run_generation second)
+total=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM work_orders WHERE schedule_id IS NOT NULL")
+printf 'job.generation_first_s        %s   created %s (%s; target < 10 s)\n' "$first_s" "$first_created" "$first_status"
+printf 'job.generation_second_s       %s   created %s (%s; target: 0 created)\n' "$second_s" "$second_created" "$second_status"
+printf 'work_orders_from_schedules    %s   (one per schedule and occurrence)\n' "$total"
