@@ -62,13 +62,13 @@ pub mod views {
     use utoipa::ToSchema;
     use uuid::Uuid;
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     pub struct NamedRef {
         id: Uuid,
         name: String,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum AssigneeType {
         Technician,
@@ -76,7 +76,7 @@ pub mod views {
     }
 
     /// Who a work order is assigned to.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     pub struct Assignee {
         id: Uuid,
         name: String,
@@ -84,7 +84,7 @@ pub mod views {
         kind: AssigneeType,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum WorkOrderStatus {
         Open,
@@ -95,7 +95,7 @@ pub mod views {
         Cancelled,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum Priority {
         Low,
@@ -105,7 +105,7 @@ pub mod views {
     }
 
     /// A work order in a list.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct WorkOrderItem {
         id: Uuid,
@@ -120,7 +120,7 @@ pub mod views {
         created_at: DateTime<Utc>,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct Comment {
         id: Uuid,
@@ -135,7 +135,7 @@ pub mod views {
     }
 
     /// One status change.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct StatusChange {
         /// Null for the opening entry.
@@ -146,7 +146,7 @@ pub mod views {
         changed_at: DateTime<Utc>,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct TimesheetEntry {
         id: Uuid,
@@ -159,19 +159,14 @@ pub mod views {
     }
 
     /// One work order with everything recorded about it.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct WorkOrderDetail {
-        id: Uuid,
-        title: String,
-        status: WorkOrderStatus,
-        priority: Priority,
-        category: String,
-        villa: NamedRef,
+        /// What the list shows of it.
+        #[serde(flatten)]
+        item: WorkOrderItem,
         villa_id: Uuid,
-        assignee: Option<Assignee>,
         assignee_type: Option<AssigneeType>,
-        due_date: Option<DateTime<Utc>>,
         description: Option<String>,
         asset: Option<NamedRef>,
         hold_reason: Option<String>,
@@ -183,7 +178,6 @@ pub mod views {
         /// The emergency it was opened for.
         emergency_id: Option<Uuid>,
         created_by: String,
-        created_at: DateTime<Utc>,
         updated_at: DateTime<Utc>,
         comments: Vec<Comment>,
         /// Status changes, oldest first.
@@ -192,7 +186,7 @@ pub mod views {
         total_hours: f64,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum WarrantyStatus {
         Active,
@@ -201,7 +195,7 @@ pub mod views {
     }
 
     /// An asset in a list.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct AssetItem {
         id: Uuid,
@@ -225,7 +219,7 @@ pub mod views {
         updated_at: DateTime<Utc>,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct HealthReading {
         health_score: i32,
@@ -236,26 +230,12 @@ pub mod views {
     }
 
     /// One asset with its health history and open work orders.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct AssetDetail {
-        id: Uuid,
-        name: String,
-        category: String,
-        villa_id: Uuid,
-        villa: NamedRef,
-        brand: Option<String>,
-        model: Option<String>,
-        serial_number: Option<String>,
-        location: Option<String>,
-        purchase_date: Option<NaiveDate>,
-        warranty_end_date: Option<NaiveDate>,
-        health_score: Option<i32>,
-        condition: Option<String>,
-        warranty_status: WarrantyStatus,
-        warranty_days_left: Option<i32>,
-        created_at: DateTime<Utc>,
-        updated_at: DateTime<Utc>,
+        /// What the list shows of it.
+        #[serde(flatten)]
+        item: AssetItem,
         /// Every reading, newest first.
         health_history: Vec<HealthReading>,
         /// Its work orders neither COMPLETED nor CANCELLED.
@@ -263,7 +243,7 @@ pub mod views {
     }
 
     /// A vendor in a list.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct VendorItem {
         id: Uuid,
@@ -280,7 +260,7 @@ pub mod views {
     }
 
     /// Averages per criterion, to 2 decimals; null when unrated.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     pub struct RatingSummary {
         average: Option<f64>,
         quality: Option<f64>,
@@ -291,24 +271,17 @@ pub mod views {
     }
 
     /// One vendor with its ratings.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct VendorDetail {
-        id: Uuid,
-        company_name: String,
-        contact_name: Option<String>,
-        email: String,
-        phone: Option<String>,
-        categories: Vec<String>,
-        notes: Option<String>,
-        average_rating: Option<f64>,
-        created_at: DateTime<Utc>,
-        updated_at: DateTime<Utc>,
+        /// What the list shows of it.
+        #[serde(flatten)]
+        item: VendorItem,
         rating: RatingSummary,
     }
 
     /// One rating.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct Rating {
         id: Uuid,
@@ -325,7 +298,7 @@ pub mod views {
         created_at: DateTime<Utc>,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum EmergencyStatus {
         Reported,
@@ -335,7 +308,7 @@ pub mod views {
         Resolved,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum Severity {
         Low,
@@ -345,7 +318,7 @@ pub mod views {
     }
 
     /// An emergency in a list.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct EmergencyItem {
         id: Uuid,
@@ -363,7 +336,7 @@ pub mod views {
         updated_at: DateTime<Utc>,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum EventKind {
         StatusChange,
@@ -371,7 +344,7 @@ pub mod views {
     }
 
     /// A status change (`from`, `to`, `notes`) or an action (`action`, `performedBy`).
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct TimelineEntry {
         id: Uuid,
@@ -388,27 +361,18 @@ pub mod views {
     }
 
     /// One emergency with its timeline.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct EmergencyDetail {
-        id: Uuid,
-        villa_id: Uuid,
-        villa: NamedRef,
-        category: String,
-        severity: Severity,
-        description: String,
-        location: Option<String>,
-        status: EmergencyStatus,
-        work_order_id: Option<Uuid>,
-        reported_by: String,
-        created_at: DateTime<Utc>,
-        updated_at: DateTime<Utc>,
+        /// What the list shows of it.
+        #[serde(flatten)]
+        item: EmergencyItem,
         /// Status changes and actions, in time order.
         timeline: Vec<TimelineEntry>,
     }
 
     /// A planned-maintenance template.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct Template {
         id: Uuid,
@@ -426,7 +390,7 @@ pub mod views {
     }
 
     /// A schedule of a template on an asset.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct Schedule {
         id: Uuid,
@@ -451,7 +415,7 @@ pub mod views {
     }
 
     /// A timesheet entry.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct Timesheet {
         id: Uuid,
@@ -468,7 +432,7 @@ pub mod views {
         created_at: DateTime<Utc>,
     }
 
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
     pub enum FieldNoteType {
         Text,
@@ -477,7 +441,7 @@ pub mod views {
     }
 
     /// A field note.
-    #[derive(ToSchema)]
+    #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
     pub struct FieldNote {
         id: Uuid,
