@@ -3,6 +3,8 @@
 //! `{data}` for the short lists that are not paged.
 
 use axum::Json;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use domain::pagination::Pagination;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -34,6 +36,43 @@ impl<T> Page<T> {
                 total,
             },
         })
+    }
+}
+
+/// A page whose records Postgres already rendered as JSON ([`domain::pagination::JsonPage`]):
+/// the answer is written around that array, byte for byte the shape of [`Page`]. The route's
+/// OpenAPI annotation names the `Page<T>` it is.
+pub struct JsonPageAnswer(String);
+
+impl JsonPageAnswer {
+    pub fn new(
+        page: domain::pagination::JsonPage,
+        request: domain::pagination::PageRequest,
+    ) -> Self {
+        let pagination = Pagination {
+            page: request.page,
+            limit: request.limit,
+            total: page.total,
+        };
+        // Serializing three integers cannot fail.
+        let pagination = serde_json::to_string(&pagination).unwrap_or_default();
+        Self(format!(
+            r#"{{"data":{},"pagination":{pagination}}}"#,
+            page.data
+        ))
+    }
+}
+
+impl IntoResponse for JsonPageAnswer {
+    fn into_response(self) -> Response {
+        (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            self.0,
+        )
+            .into_response()
     }
 }
 

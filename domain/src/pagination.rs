@@ -50,3 +50,12 @@ pub struct Pagination {
     pub limit: u32,
     pub total: i64,
 }
+
+/// A page whose records Postgres rendered as one JSON array (`data`, the text of a `jsonb_agg`),
+/// with the total matching the filter. Hot lists answer with this: the array goes to the client
+/// as Postgres wrote it, not parsed into values and written out again.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct JsonPage {
+    pub data: String,
+    pub total: i64,
+}

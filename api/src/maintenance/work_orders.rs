@@ -23,7 +23,7 @@ use crate::{
     error::{AppError, retry_transient},
     extract::{ApiJson, ApiPath, ApiQuery},
     onboarding::Object,
-    paging::Page,
+    paging::{JsonPageAnswer, Page},
     state::AppState,
 };
 
@@ -58,7 +58,7 @@ pub struct WorkOrderQuery {
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<WorkOrderQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let filter = Filter {
@@ -71,8 +71,8 @@ pub async fn list(
     };
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = work_orders::list(&mut conn, &filter, page).await?;
-    Ok(Page::new(data, page, total))
+    let found = work_orders::list(&mut conn, &filter, page).await?;
+    Ok(JsonPageAnswer::new(found, page))
 }
 
 /// One work order with its description, asset, comments, status history, timesheet entries and
