@@ -9,6 +9,7 @@ import pathlib
 import struct
 import subprocess
 import sys
+import time
 import zlib
 
 import requests
@@ -101,6 +102,32 @@ def seed(api):
            + b"data" + struct.pack("<I", 800) + bytes(800))
     ids["fieldNote"] = api.call("POST", "/maintenance/field-notes", 201, data={
         "type": "VOICE", "workOrderId": ids["workOrder"]}, files={"file": ("note.wav", wav)})["id"]
+    ids["location"] = api.call("POST", "/inventory/locations", 201, json={
+        "name": "Fuzz store", "type": "STORAGE", "propertyId": villa})["id"]
+    ids["otherLocation"] = api.call("POST", "/inventory/locations", 201, json={
+        "name": "Fuzz cupboard", "type": "CUPBOARD", "propertyId": villa, "parentId": ids["location"]})["id"]
+    ids["category"] = api.call("POST", "/inventory/categories", 201, json={
+        "name": "Fuzz linens", "parentId": "019a0000-0000-7000-9000-000000000001"})["id"]
+    ids["item"] = api.call("POST", "/inventory/items", 201, json={
+        "name": "Fuzz towel", "sku": "FUZZ-1", "category": "TOWELS", "propertyId": villa,
+        "locationId": ids["location"], "unit": "EACH", "quantity": 1000, "minStock": 2000,
+        "condition": "POOR", "expiryDate": "2020-01-01"})["id"]
+    # An item that may be archived by the fuzzer, and an in-transit transfer of the other.
+    ids["doomedItem"] = api.call("POST", "/inventory/items", 201, json={
+        "name": "Fuzz soap", "sku": "FUZZ-2", "category": "TOILETRIES", "propertyId": villa,
+        "locationId": ids["location"], "unit": "BOTTLE", "quantity": 5})["id"]
+    ids["transfer"] = api.call("POST", "/inventory/transfers", 201, json={
+        "sourceLocationId": ids["location"], "destinationLocationId": ids["otherLocation"],
+        "items": [{"itemId": ids["item"], "quantity": 1}]})["id"]
+    # An alert to acknowledge and resolve, raised by worker-alerts.
+    for _ in range(150):
+        alerts = api.call("GET", f"/inventory/alerts?itemId={ids['item']}", 200)["data"]
+        if alerts:
+            break
+        time.sleep(0.1)
+    else:
+        sys.exit("seeding: worker-alerts raised no alert within 15 s")
+    ids["alert"] = alerts[0]["id"]
     return ids
 
 
@@ -124,6 +151,12 @@ def configuration(ids):
         (" /maintenance/emergencies/\\{id\\}", {"id": ids["emergency"]}),
         (" /maintenance/pmp/schedules/\\{id\\}", {"id": ids["schedule"]}),
         (" /maintenance/field-notes/\\{id\\}", {"id": ids["fieldNote"]}),
+        ("^DELETE /inventory/items/\\{id\\}$", {"id": ids["doomedItem"]}),
+        (" /inventory/items/\\{id\\}", {"id": ids["item"]}),
+        (" /inventory/transfers/\\{id\\}", {"id": ids["transfer"]}),
+        (" /inventory/alerts/\\{id\\}", {"id": ids["alert"]}),
+        (" /inventory/locations/\\{id\\}", {"id": ids["location"]}),
+        (" /inventory/categories/\\{id\\}", {"id": ids["category"]}),
     ]
     lines = [
         "[parameters]",

@@ -42,6 +42,13 @@ pub enum AppError {
     /// 409 with a code the client can act on (`CONFLICT` when there is nothing more specific).
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
+    /// 409 with figures beside the message (`details` of the inventory error body).
+    #[error("{message}")]
+    ConflictWith {
+        code: &'static str,
+        message: String,
+        details: Value,
+    },
     #[error("the record was changed since it was read")]
     PreconditionFailed,
     #[error("{0}")]
@@ -125,6 +132,15 @@ impl From<domain::Error> for AppError {
             domain::Error::NotFound(what) => AppError::NotFound(what),
             domain::Error::Validation(fields) => AppError::Validation(fields),
             domain::Error::Conflict { code, message } => AppError::Conflict { code, message },
+            domain::Error::ConflictWith {
+                code,
+                message,
+                details,
+            } => AppError::ConflictWith {
+                code,
+                message,
+                details,
+            },
             domain::Error::PreconditionFailed => AppError::PreconditionFailed,
             domain::Error::Database(e) => AppError::Internal(e.into()),
             domain::Error::Internal(e) => AppError::Internal(e),
@@ -199,6 +215,15 @@ impl AppError {
             }
             AppError::Conflict { code, message } => {
                 ErrorInfo::new(StatusCode::CONFLICT, code, message)
+            }
+            AppError::ConflictWith {
+                code,
+                message,
+                details,
+            } => {
+                let mut i = ErrorInfo::new(StatusCode::CONFLICT, code, message);
+                i.extra = Some(details.clone());
+                i
             }
             AppError::PreconditionFailed => ErrorInfo::new(
                 StatusCode::PRECONDITION_FAILED,
@@ -506,9 +531,16 @@ pub mod schema {
 
     #[derive(serde::Serialize, ToSchema)]
     #[allow(dead_code)]
+    #[serde(rename_all = "camelCase")]
     pub struct InventoryErrorDetails {
         /// Every bad field of a VALIDATION_ERROR.
         fields: Option<Vec<FieldProblem>>,
+        /// INSUFFICIENT_STOCK: the item that is short.
+        item_id: Option<uuid::Uuid>,
+        /// INSUFFICIENT_STOCK: what the item holds.
+        available: Option<f64>,
+        /// INSUFFICIENT_STOCK: what was asked for.
+        requested: Option<f64>,
     }
 
     #[derive(serde::Serialize, ToSchema)]

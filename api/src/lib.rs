@@ -5,6 +5,7 @@ pub mod auth;
 pub mod error;
 pub mod extract;
 pub mod http;
+pub mod inventory;
 pub mod maintenance;
 pub mod management;
 pub mod monitoring;
@@ -12,6 +13,7 @@ pub mod onboarding;
 pub mod openapi;
 pub mod paging;
 pub mod platform;
+pub mod query;
 pub mod state;
 pub mod surface;
 pub mod uploads;
@@ -85,6 +87,7 @@ fn routes(development: bool) -> OpenApiRouter<AppState> {
         .merge(platform::jobs::router())
         .merge(management::router())
         .merge(maintenance::router())
+        .merge(inventory::router())
         .merge(onboarding::router(development))
 }
 

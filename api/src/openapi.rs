@@ -20,6 +20,7 @@ otherwise; roles are admin, manager, staff and viewer. Errors use the shape of t
         (name = "health", description = "Liveness and readiness"),
         (name = "management", description = "Villa management API"),
         (name = "maintenance", description = "Maintenance API (/maintenance): work orders, assets, vendors"),
+        (name = "inventory", description = "Inventory API (/inventory): items on a stock ledger, movements, transfers, locations, categories, alerts, reports"),
         (name = "admin", description = "Operators: job queues (admin only)"),
         (name = "onboarding", description = "Onboarding backend API (/api): villas, the ten-step wizard, uploads"),
         (name = "onboarding-legacy", description = "Older clients' segment routes over the same handlers"),

@@ -32,6 +32,14 @@ pub enum Error {
     /// (`INVALID_STATUS_TRANSITION`, `ALREADY_RATED`, ...) and a message saying why.
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
+    /// A conflict with figures the client needs to act on (`INSUFFICIENT_STOCK` with
+    /// `available` and `requested`), which surfaces that carry details show beside the message.
+    #[error("{message}")]
+    ConflictWith {
+        code: &'static str,
+        message: String,
+        details: serde_json::Value,
+    },
     #[error("the record was changed by someone else")]
     PreconditionFailed,
     #[error(transparent)]

@@ -36,6 +36,9 @@ impl JobStatus {
     }
 }
 
+/// The prefix of a dedupe key that holds only while the job is queued (see [`claim`]).
+pub const DEDUPE_WHILE_QUEUED: &str = "queued:";
+
 /// A job to write. `dedupe_key` makes the enqueue a no-op when a job with that key exists.
 #[derive(Debug, Clone)]
 pub struct NewJob {
@@ -80,6 +83,9 @@ pub struct ClaimedJob {
 /// Takes the job if it is QUEUED and due. `None` for a duplicate delivery, a job another worker
 /// holds, a finished one, or a retry whose backoff has not elapsed (the dispatcher pushes it again
 /// when it is due).
+///
+/// A dedupe key starting with [`DEDUPE_WHILE_QUEUED`] is released here: such work is
+/// de-duplicated only while it waits, so a change made while it runs enqueues another run.
 pub async fn claim(
     pool: &PgPool,
     id: Uuid,
@@ -90,7 +96,8 @@ pub async fn claim(
         "UPDATE jobs
          SET status = 'RUNNING', attempts = attempts + 1, locked_by = $2,
              locked_until = now() + $3 * interval '1 millisecond',
-             started_at = coalesce(started_at, now()), updated_at = now()
+             started_at = coalesce(started_at, now()), updated_at = now(),
+             dedupe_key = CASE WHEN starts_with(dedupe_key, 'queued:') THEN NULL ELSE dedupe_key END
          WHERE id = $1 AND status = 'QUEUED' AND run_at <= now()
          RETURNING id, kind, payload, attempts, max_attempts",
     )

@@ -9,6 +9,7 @@ pub mod db;
 pub mod documents;
 pub mod error;
 pub mod facilities;
+pub mod inventory;
 pub mod job_store;
 pub mod maintenance;
 pub mod media;

@@ -31,6 +31,9 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
+    /// A decimal from 0 to [`AMOUNT_MAX`] with at most this many decimal places (stock
+    /// quantities: 3; money: 4), answered as a JSON number, never rounded through a float.
+    Amount(u32),
     /// `YYYY-MM-DD`.
     Date,
     /// `HH:MM`, 24-hour clock.
@@ -210,6 +213,9 @@ fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static str, String
             }
             Checked::Json(Value::String(d.normalize().to_string()))
         }
+        Kind::Amount(places) => {
+            Checked::Json(Value::String(parse_amount(raw, places, false)?.to_string()))
+        }
         Kind::Date => {
             let s = text()?;
             NaiveDate::parse_from_str(&s, "%Y-%m-%d")
@@ -334,6 +340,37 @@ fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static str, String
             Checked::Secret(s)
         }
     })
+}
+
+/// The largest [`Kind::Amount`]: what `numeric(15, 3)` holds, with room.
+pub const AMOUNT_MAX: i64 = 100_000_000_000;
+
+/// A decimal with at most `places` decimal places, from 0 (or from -[`AMOUNT_MAX`] when
+/// `signed`) to [`AMOUNT_MAX`], sent as a JSON number or a numeric string. Read from the JSON
+/// text, so `0.1` stays exactly 0.1.
+pub fn parse_amount(
+    raw: &Value,
+    places: u32,
+    signed: bool,
+) -> Result<Decimal, (&'static str, String)> {
+    let d = match raw {
+        Value::Number(n) => n.to_string().parse::<Decimal>().ok(),
+        Value::String(s) => s.trim().parse::<Decimal>().ok(),
+        _ => None,
+    }
+    .ok_or(("invalid_type", "must be a number".to_owned()))?;
+    let min = if signed { -AMOUNT_MAX } else { 0 };
+    if d < Decimal::from(min) || d > Decimal::from(AMOUNT_MAX) {
+        return Err((
+            "out_of_range",
+            format!("must be from {min} to {AMOUNT_MAX}"),
+        ));
+    }
+    let d = d.normalize();
+    if d.scale() > places {
+        return Err(("invalid_format", format!("at most {places} decimal places")));
+    }
+    Ok(d)
 }
 
 fn is_secret(kind: Kind) -> bool {
@@ -496,6 +533,9 @@ fn input_schema(kind: Kind) -> Value {
         Kind::Phone => json!({"type": "string", "pattern": PHONE_PATTERN}),
         Kind::Int { min, max } => json!({"type": "integer", "minimum": min, "maximum": max}),
         Kind::Decimal { min, max } => json!({"type": "number", "minimum": min, "maximum": max}),
+        Kind::Amount(places) => {
+            json!({"type": "number", "minimum": 0, "maximum": AMOUNT_MAX, "description": format!("At most {places} decimal places.")})
+        }
         Kind::Date => json!({"type": "string", "format": "date"}),
         Kind::Time => {
             json!({"type": "string", "pattern": "^([01][0-9]|2[0-3]):[0-5][0-9]$", "description": "HH:MM, 24-hour clock"})
@@ -529,7 +569,7 @@ fn answer_schema(kind: Kind) -> Value {
     use serde_json::json;
     match kind {
         Kind::Int { .. } => json!({"type": "integer"}),
-        Kind::Decimal { .. } => json!({"type": "number"}),
+        Kind::Decimal { .. } | Kind::Amount(_) => json!({"type": "number"}),
         Kind::Date => json!({"type": "string", "format": "date"}),
         Kind::Bool => json!({"type": "boolean"}),
         Kind::OneOf(values) => json!({"type": "string", "enum": values}),

@@ -39,6 +39,17 @@ pub struct CoreSettings {
     pub jobs: JobSettings,
     pub log_json: bool,
     pub planned_maintenance: PlannedMaintenanceSettings,
+    pub stock_alerts: StockAlertSettings,
+}
+
+/// Stock alerts: how often the scheduler evaluates every item, and how near an expiry date
+/// raises an alert.
+#[derive(Debug, Clone)]
+pub struct StockAlertSettings {
+    /// `ALERT_EVALUATION_INTERVAL_SECS` (default 900).
+    pub evaluate_every: Duration,
+    /// `EXPIRY_ALERT_DAYS` (default 30): an item expiring within this many days has an alert.
+    pub expiry_days: u32,
 }
 
 /// Planned maintenance: how far ahead work orders are generated, and how often the scheduler
@@ -271,6 +282,17 @@ impl CoreSettings {
                 .max(1),
             ),
         };
+        let stock_alerts = StockAlertSettings {
+            evaluate_every: Duration::from_secs(
+                env.parsed(
+                    "ALERT_EVALUATION_INTERVAL_SECS",
+                    900u64,
+                    "a whole number of seconds",
+                )
+                .max(1),
+            ),
+            expiry_days: env.parsed("EXPIRY_ALERT_DAYS", 30u32, "a whole number of days"),
+        };
         let redis_prefix = env.parsed("REDIS_QUEUE_PREFIX", "villa".to_owned(), "a key prefix");
         let db_max_connections = env.parsed("DB_MAX_CONNECTIONS", 20u32, "a whole number");
         let jobs = JobSettings {
@@ -323,6 +345,7 @@ impl CoreSettings {
             jobs,
             log_json,
             planned_maintenance,
+            stock_alerts,
         })
     }
 }

@@ -6,6 +6,7 @@
 //! handler and record the outcome; a dispatcher pushes again whatever Redis lost. One module per
 //! kind of job: its payload, its queue, how it is enqueued and the function that does the work.
 
+pub mod alerts;
 pub mod documents;
 pub mod maintenance;
 pub mod media;

@@ -10,14 +10,17 @@ pub enum Queue {
     Media,
     /// Planned-maintenance generation.
     Maintenance,
+    /// Stock alert evaluation.
+    Alerts,
 }
 
 impl Queue {
-    pub const ALL: [Queue; 4] = [
+    pub const ALL: [Queue; 5] = [
         Queue::System,
         Queue::Documents,
         Queue::Media,
         Queue::Maintenance,
+        Queue::Alerts,
     ];
 
     /// The row's `queue` column and, behind the Redis prefix, the apalis queue name.
@@ -27,6 +30,7 @@ impl Queue {
             Queue::Documents => "documents",
             Queue::Media => "media",
             Queue::Maintenance => "maintenance",
+            Queue::Alerts => "alerts",
         }
     }
 

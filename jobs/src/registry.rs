@@ -17,6 +17,8 @@ pub struct JobServices {
     pub store: DocumentStore,
     /// `PM_LEAD_DAYS`: how far ahead planned maintenance gets its work orders.
     pub pm_lead_days: u32,
+    /// `EXPIRY_ALERT_DAYS`: how near an expiry date raises a stock alert.
+    pub expiry_alert_days: u32,
 }
 
 impl JobServices {
@@ -24,6 +26,7 @@ impl JobServices {
         Self {
             store: DocumentStore::from_settings(settings),
             pm_lead_days: settings.planned_maintenance.lead_days,
+            expiry_alert_days: settings.stock_alerts.expiry_days,
         }
     }
 }

@@ -51,6 +51,10 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
             lead_days: 7,
             generate_every: Duration::from_secs(900),
         },
+        stock_alerts: domain::settings::StockAlertSettings {
+            evaluate_every: Duration::from_secs(900),
+            expiry_days: 30,
+        },
     }
 }
 

@@ -50,7 +50,8 @@ pub enum Access {
     Write,
     Delete,
     /// Decisions above field work: cancelling work orders, adding maintenance templates, rating
-    /// vendors. Managers and admins.
+    /// vendors, deciding what the storeroom holds (items, categories, locations). Managers and
+    /// admins.
     Manage,
 }
 
@@ -102,6 +103,13 @@ pub fn allows(roles: &[Role], requirement: Requirement) -> bool {
 const MANAGED: &[(&str, &str)] = &[
     ("POST", "/maintenance/pmp/templates"),
     ("POST", "/maintenance/vendors/{id}/ratings"),
+    // What the storeroom holds is decided by managers; staff record what happens to it
+    // (movements, transfers, alerts).
+    ("POST", "/inventory/items"),
+    ("PATCH", "/inventory/items/{id}"),
+    ("DELETE", "/inventory/items/{id}"),
+    ("POST", "/inventory/categories"),
+    ("POST", "/inventory/locations"),
 ];
 
 /// Whether `roles` may cancel a work order (a status change through the update route, so the

@@ -12,9 +12,7 @@ pub mod timesheets;
 pub mod vendors;
 pub mod work_orders;
 
-use domain::Problems;
 use utoipa_axum::router::OpenApiRouter;
-use uuid::Uuid;
 
 use crate::state::AppState;
 
@@ -29,42 +27,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(vendors::router())
 }
 
-/// The OpenAPI schema of a closed-set query parameter (for `#[param(schema_with = ...)]`).
-fn one_of(set: &[&'static str]) -> utoipa::openapi::schema::Object {
-    use utoipa::openapi::schema::{ObjectBuilder, Type};
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .enum_values(Some(set.iter().copied()))
-        .build()
-}
+pub use crate::query::{id_filter, set_filter};
 
 pub fn category_param() -> utoipa::openapi::schema::Object {
-    one_of(domain::maintenance::CATEGORIES)
+    crate::query::one_of(domain::maintenance::CATEGORIES)
 }
 
 pub fn condition_param() -> utoipa::openapi::schema::Object {
-    one_of(domain::maintenance::CONDITIONS)
-}
-
-/// An optional id filter of a list (`villaId=...`); a malformed one is a problem on `field`.
-pub fn id_filter(problems: &mut Problems, field: &str, raw: Option<&str>) -> Option<Uuid> {
-    let raw = raw.map(str::trim).filter(|s| !s.is_empty())?;
-    match raw.parse() {
-        Ok(id) => Some(id),
-        Err(_) => {
-            problems.push(field, "invalid_format", format!("{field} must be a UUID"));
-            None
-        }
-    }
-}
-
-/// An optional closed-set filter of a list; an unknown value is a problem naming the set.
-pub fn set_filter(
-    problems: &mut Problems,
-    field: &str,
-    raw: Option<&str>,
-    set: &'static [&'static str],
-) -> Option<&'static str> {
-    let raw = raw.map(str::trim).filter(|s| !s.is_empty())?;
-    domain::maintenance::closed(problems, field, raw, set)
+    crate::query::one_of(domain::maintenance::CONDITIONS)
 }

@@ -17,6 +17,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::id_filter;
+use crate::query::date_filter;
 use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
@@ -54,25 +55,6 @@ pub struct TimesheetPage {
     pagination: Pagination,
     /// Over all pages.
     total_hours: f64,
-}
-
-fn date_filter(
-    problems: &mut Problems,
-    field: &str,
-    raw: Option<&str>,
-) -> Option<chrono::NaiveDate> {
-    let raw = raw.map(str::trim).filter(|s| !s.is_empty())?;
-    match chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
-        Ok(d) if raw.len() == 10 => Some(d),
-        _ => {
-            problems.push(
-                field,
-                "invalid_format",
-                format!("{field} must be an ISO date (YYYY-MM-DD)"),
-            );
-            None
-        }
-    }
 }
 
 /// Entries, the latest date first, with `totalHours` over every entry matching.

@@ -6,6 +6,8 @@ mod auth;
 mod document_jobs;
 mod health;
 mod http_errors;
+mod inventory;
+mod inventory_alerts;
 mod maintenance;
 mod management_files;
 mod management_onboarding;

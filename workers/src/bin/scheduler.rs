@@ -5,8 +5,10 @@
 //! Schedules (UTC, with seconds):
 //! - `0 0 3 * * *`: purge finished job rows older than `JOB_RETENTION_DAYS` (default 14).
 //! - `0 */5 * * * *`: vacuum apalis task data of finished deliveries from Redis.
-//! - every `PM_GENERATE_INTERVAL_SECS` (default 900): generate planned-maintenance work orders
-//!   (the tick is the interval's number since the epoch, so every scheduler names it alike).
+//! - every `PM_GENERATE_INTERVAL_SECS` (default 900): generate planned-maintenance work orders;
+//! - every `ALERT_EVALUATION_INTERVAL_SECS` (default 900): evaluate the stock alerts of every
+//!   item (the ticks are the interval's number since the epoch, so every scheduler names them
+//!   alike).
 
 use std::{str::FromStr, sync::Arc};
 
@@ -17,7 +19,10 @@ use apalis_cron::{CronScheduler, Tick};
 use apalis_redis::RedisStorage;
 use cron::Schedule;
 use domain::settings::CoreSettings;
-use jobs::{Job, JobQueues, Queue, maintenance::GeneratePlannedWork, system::PurgeFinishedJobs};
+use jobs::{
+    Job, JobQueues, Queue, alerts::EvaluateStockAlerts, maintenance::GeneratePlannedWork,
+    system::PurgeFinishedJobs,
+};
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -44,11 +49,13 @@ async fn purge_tick(tick: Tick, s: Data<Arc<Scheduler>>) -> Result<(), BoxDynErr
     Ok(())
 }
 
-/// Enqueues the generation of planned maintenance every `every`, on tokio's clock, until
-/// `shutdown`.
-async fn planned_maintenance(
+/// Enqueues the job `make` builds for each tick every `every`, on tokio's clock, until
+/// `shutdown`. The tick is the interval's number since the epoch, so every scheduler names it
+/// alike and the job's dedupe key makes one job per tick.
+async fn periodically<J: Job>(
     s: Arc<Scheduler>,
     every: std::time::Duration,
+    make: impl Fn(String) -> J,
     shutdown: tokio_util::sync::CancellationToken,
 ) {
     let mut ticks = tokio::time::interval(every);
@@ -60,10 +67,7 @@ async fn planned_maintenance(
         }
         let tick =
             chrono::Utc::now().timestamp() / i64::try_from(every.as_secs().max(1)).unwrap_or(1);
-        let job = GeneratePlannedWork {
-            tick: Some(format!("{}s-{tick}", every.as_secs())),
-            schedule_id: None,
-        };
+        let job = make(format!("{}s-{tick}", every.as_secs()));
         let enqueued = async {
             let mut tx = s.pool.begin().await?;
             let enqueued = job.enqueue(&mut tx).await?;
@@ -76,12 +80,13 @@ async fn planned_maintenance(
                 s.queues.push(&[enqueued]).await;
                 tracing::info!(
                     tick,
+                    kind = J::KIND,
                     new = enqueued.inserted,
-                    "planned-maintenance generation enqueued"
+                    "periodic job enqueued"
                 );
             }
             Err(error) => {
-                tracing::warn!(%error, "planned-maintenance generation not enqueued; next tick")
+                tracing::warn!(%error, kind = J::KIND, "periodic job not enqueued; next tick")
             }
         }
     }
@@ -133,9 +138,22 @@ async fn main() -> anyhow::Result<()> {
         .data(scheduler.clone())
         .build(vacuum_tick);
     tracing::info!("scheduler started");
-    let generation = tokio::spawn(planned_maintenance(
+    let generation = tokio::spawn(periodically(
         scheduler.clone(),
         settings.planned_maintenance.generate_every,
+        |tick| GeneratePlannedWork {
+            tick: Some(tick),
+            schedule_id: None,
+        },
+        shutdown.clone(),
+    ));
+    let alerts = tokio::spawn(periodically(
+        scheduler.clone(),
+        settings.stock_alerts.evaluate_every,
+        |tick| EvaluateStockAlerts {
+            item_id: None,
+            tick: Some(tick),
+        },
         shutdown.clone(),
     ));
     let (a, b) = tokio::join!(
@@ -143,6 +161,7 @@ async fn main() -> anyhow::Result<()> {
         vacuum.run_until(until(shutdown.clone()))
     );
     let _ = generation.await;
+    let _ = alerts.await;
     a?;
     b?;
     tracing::info!("scheduler stopped");

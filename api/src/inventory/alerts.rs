@@ -1,0 +1,162 @@
+//! `/inventory/alerts`: stock alerts raised by the alerts jobs, acknowledged and resolved by
+//! people.
+
+use axum::{Json, extract::State};
+use domain::{
+    Problems,
+    inventory::{
+        ALERT_STATUSES, ALERT_TYPES, RESOLUTION_ACTIONS,
+        alerts::{self, Filter},
+        views,
+    },
+    pagination::PageRequest,
+    record::members,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+use crate::{
+    auth::CurrentUser,
+    error::AppError,
+    extract::{ApiJson, ApiPath, ApiQuery},
+    onboarding::Object,
+    paging::{JsonPageAnswer, Page},
+    query::{id_filter, set_filter},
+    state::AppState,
+};
+
+fn status_param() -> utoipa::openapi::schema::Object {
+    crate::query::one_of(ALERT_STATUSES)
+}
+
+fn type_param() -> utoipa::openapi::schema::Object {
+    crate::query::one_of(ALERT_TYPES)
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct AlertQuery {
+    /// Page number from 1 (default 1).
+    page: Option<String>,
+    /// Page size from 1 to 100 (default 20).
+    limit: Option<String>,
+    #[param(schema_with = status_param)]
+    status: Option<String>,
+    #[serde(rename = "type")]
+    #[param(rename = "type", schema_with = type_param)]
+    kind: Option<String>,
+    #[param(value_type = Option<Uuid>)]
+    property_id: Option<String>,
+    #[param(value_type = Option<Uuid>)]
+    item_id: Option<String>,
+}
+
+/// Alerts, newest first.
+#[utoipa::path(get, operation_id = "inventory_alerts_list", path = "/inventory/alerts", tag = "inventory",
+    params(AlertQuery),
+    responses((status = 200, body = Page<views::Alert>)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<AlertQuery>,
+) -> Result<JsonPageAnswer, AppError> {
+    let mut problems = Problems::new();
+    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let filter = Filter {
+        status: set_filter(&mut problems, "status", q.status.as_deref(), ALERT_STATUSES),
+        kind: set_filter(&mut problems, "type", q.kind.as_deref(), ALERT_TYPES),
+        property_id: id_filter(&mut problems, "propertyId", q.property_id.as_deref()),
+        item_id: id_filter(&mut problems, "itemId", q.item_id.as_deref()),
+    };
+    problems.finish()?;
+    let mut conn = state.pool.acquire().await?;
+    Ok(JsonPageAnswer::new(
+        alerts::list(&mut conn, &filter, page).await?,
+        page,
+    ))
+}
+
+/// One alert.
+#[utoipa::path(get, operation_id = "inventory_alerts_get", path = "/inventory/alerts/{id}", tag = "inventory",
+    params(("id" = Uuid, Path)),
+    responses((status = 200, body = views::Alert)))]
+pub async fn get(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<Json<Value>, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(alerts::get(&mut conn, id).await?))
+}
+
+/// ACTIVE → ACKNOWLEDGED (409 `INVALID_ALERT_STATE` otherwise).
+#[utoipa::path(post, operation_id = "inventory_alerts_acknowledge", path = "/inventory/alerts/{id}/acknowledge", tag = "inventory",
+    params(("id" = Uuid, Path)),
+    responses((status = 200, body = views::Alert), (status = 409, description = "INVALID_ALERT_STATE")))]
+pub async fn acknowledge(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<Json<Value>, AppError> {
+    let mut tx = state.pool.begin().await?;
+    alerts::acknowledge(&mut tx, id, &user.subject).await?;
+    let alert = alerts::get(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(Json(alert))
+}
+
+crate::computed_schema!(
+    /// What was done about the alert.
+    AlertResolution => json!({
+        "type": "object",
+        "required": ["action"],
+        "properties": {
+            "action": {"type": "string", "enum": RESOLUTION_ACTIONS},
+            "notes": {"type": ["string", "null"], "maxLength": 2000}
+        }
+    })
+);
+
+/// An open alert (ACTIVE or ACKNOWLEDGED) → RESOLVED with the action taken (409
+/// `INVALID_ALERT_STATE` when already resolved).
+#[utoipa::path(post, operation_id = "inventory_alerts_resolve", path = "/inventory/alerts/{id}/resolve", tag = "inventory",
+    params(("id" = Uuid, Path)), request_body = AlertResolution,
+    responses((status = 200, body = views::Alert), (status = 409, description = "INVALID_ALERT_STATE")))]
+pub async fn resolve(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Json<Value>, AppError> {
+    let mut problems = Problems::new();
+    let action = match body.get("action") {
+        None | Some(Value::Null) => {
+            problems.push("action", "required", "action is required");
+            None
+        }
+        Some(Value::String(s)) => {
+            domain::inventory::closed(&mut problems, "action", s, RESOLUTION_ACTIONS)
+        }
+        Some(_) => {
+            problems.push("action", "invalid_type", "must be a string");
+            None
+        }
+    };
+    let notes = members::text(&body, "notes", "", 2000, &mut problems);
+    let action = problems.finish_with(action)?;
+    let mut tx = state.pool.begin().await?;
+    alerts::resolve(&mut tx, id, action, notes.as_deref(), &user.subject).await?;
+    let alert = alerts::get(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(Json(alert))
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(get))
+        .routes(routes!(acknowledge))
+        .routes(routes!(resolve))
+}

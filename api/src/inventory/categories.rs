@@ -1,0 +1,102 @@
+//! `/inventory/categories`: the category tree items are filed under.
+
+use axum::{Json, extract::State, http::StatusCode};
+use domain::{
+    Problems,
+    inventory::{
+        categories::{self, CREATE_FIELDS},
+        views,
+    },
+    pagination::PageRequest,
+    record::{SchemaUse, json_schema, parse_patch},
+};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::IntoParams;
+use utoipa_axum::{router::OpenApiRouter, routes};
+use uuid::Uuid;
+
+use crate::{
+    error::AppError,
+    extract::{ApiJson, ApiPath, ApiQuery},
+    onboarding::Object,
+    paging::{JsonPageAnswer, Page},
+    query::id_filter,
+    state::AppState,
+};
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CategoryQuery {
+    /// Page number from 1 (default 1).
+    page: Option<String>,
+    /// Page size from 1 to 100 (default 20).
+    limit: Option<String>,
+    /// Only the categories directly under this one.
+    #[param(value_type = Option<Uuid>)]
+    parent_id: Option<String>,
+}
+
+/// Categories ordered by path (a parent just before its children), the shipped top level
+/// included.
+#[utoipa::path(get, operation_id = "inventory_categories_list", path = "/inventory/categories", tag = "inventory",
+    params(CategoryQuery),
+    responses((status = 200, body = Page<views::Category>)))]
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CategoryQuery>,
+) -> Result<JsonPageAnswer, AppError> {
+    let mut problems = Problems::new();
+    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let parent = id_filter(&mut problems, "parentId", q.parent_id.as_deref());
+    problems.finish()?;
+    let mut conn = state.pool.acquire().await?;
+    Ok(JsonPageAnswer::new(
+        categories::list(&mut conn, parent, page).await?,
+        page,
+    ))
+}
+
+/// One category.
+#[utoipa::path(get, operation_id = "inventory_categories_get", path = "/inventory/categories/{id}", tag = "inventory",
+    params(("id" = Uuid, Path)),
+    responses((status = 200, body = views::Category)))]
+pub async fn get(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+) -> Result<Json<Value>, AppError> {
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(categories::get(&mut conn, id).await?))
+}
+
+crate::computed_schema!(
+    /// A new category; its `code` (upper-case letters, digits and `_`) is derived from the name
+    /// when absent.
+    CategoryCreate => json_schema(CREATE_FIELDS, SchemaUse::Create)
+);
+
+/// Adds a category (409 `DUPLICATE_CODE` when its code is taken).
+#[utoipa::path(post, operation_id = "inventory_categories_create", path = "/inventory/categories", tag = "inventory",
+    request_body = CategoryCreate,
+    responses((status = 201, body = views::Category), (status = 409, description = "DUPLICATE_CODE")))]
+pub async fn create(
+    State(state): State<AppState>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<(StatusCode, Json<Value>), AppError> {
+    let mut problems = Problems::new();
+    let patch = parse_patch(CREATE_FIELDS, &body, "", true, &state.cipher, &mut problems);
+    let code = categories::code_of(&patch, &mut problems);
+    let code = problems.finish_with(code)?;
+    let mut tx = state.pool.begin().await?;
+    let id = categories::create(&mut tx, &patch, &code).await?;
+    let category = categories::get(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(category)))
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get))
+}

@@ -1,0 +1,49 @@
+//! The inventory surface, mounted at `/inventory` (spec/operations-apis.md): one file per
+//! resource. Lists answer `{data, pagination}`; single records, creates and actions answer the
+//! record; errors are `{error: {code, message, details}}`, a missing record `NOT_FOUND` naming
+//! it, a validation failure `VALIDATION_ERROR` with every bad field in `details.fields`.
+
+pub mod alerts;
+pub mod categories;
+pub mod items;
+pub mod locations;
+pub mod movements;
+pub mod properties;
+pub mod reports;
+pub mod transfers;
+
+use jobs::{Enqueued, Job, alerts::EvaluateStockAlerts};
+use sqlx::PgConnection;
+use utoipa_axum::router::OpenApiRouter;
+use uuid::Uuid;
+
+use crate::{error::AppError, state::AppState};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(items::router())
+        .merge(movements::router())
+        .merge(transfers::router())
+        .merge(properties::router())
+        .merge(locations::router())
+        .merge(categories::router())
+        .merge(alerts::router())
+        .merge(reports::router())
+}
+
+pub fn condition_param() -> utoipa::openapi::schema::Object {
+    crate::query::one_of(domain::inventory::CONDITIONS)
+}
+
+/// Enqueues, in the transaction that changed them, the alert evaluation of each item (one waits
+/// per item at most); push the answer once the transaction has committed.
+pub async fn evaluate_alerts_of(
+    conn: &mut PgConnection,
+    items: impl IntoIterator<Item = Uuid>,
+) -> Result<Vec<Enqueued>, AppError> {
+    let mut enqueued = Vec::new();
+    for item in items {
+        enqueued.push(EvaluateStockAlerts::item(item).enqueue(conn).await?);
+    }
+    Ok(enqueued)
+}

@@ -1,0 +1,305 @@
+//! `/inventory/reports`: stock, movements and valuation, computed on request. Quantities are
+//! summed per unit and values per currency; every report carries `asOf`.
+
+use std::collections::HashMap;
+
+use axum::{Json, extract::State};
+use chrono::{DateTime, NaiveDate, Utc};
+use domain::{
+    Problems,
+    inventory::reports::{self, Filter},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use crate::{
+    error::AppError,
+    extract::ApiQuery,
+    query::{date_filter, id_filter},
+    state::AppState,
+};
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ReportQuery {
+    #[param(value_type = Option<Uuid>)]
+    property_id: Option<String>,
+    #[param(value_type = Option<Uuid>)]
+    location_id: Option<String>,
+    /// A category code; the categories under it are included.
+    category: Option<String>,
+}
+
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct MovementReportQuery {
+    #[param(value_type = Option<Uuid>)]
+    property_id: Option<String>,
+    #[param(value_type = Option<Uuid>)]
+    location_id: Option<String>,
+    /// A category code; the categories under it are included.
+    category: Option<String>,
+    /// First day (UTC, inclusive); default 30 days before `endDate`.
+    #[param(value_type = Option<NaiveDate>)]
+    start_date: Option<String>,
+    /// Last day (UTC, inclusive); default today.
+    #[param(value_type = Option<NaiveDate>)]
+    end_date: Option<String>,
+}
+
+/// The longest period a movement report covers.
+const MAX_PERIOD_DAYS: i64 = 3_660;
+
+/// Documentation of the reports' JSON (built in SQL; the tests validate every answer).
+#[allow(dead_code)]
+mod doc {
+    use super::*;
+
+    #[derive(Serialize, ToSchema)]
+    pub struct PropertyRef {
+        id: Uuid,
+        name: String,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct StockRow {
+        property: PropertyRef,
+        category: String,
+        item_count: i64,
+        /// Unit → quantity held.
+        quantity_by_unit: HashMap<String, f64>,
+        at_or_below_minimum: i64,
+        out_of_stock: i64,
+        /// Unit → quantity in transit towards the property.
+        in_transit_by_unit: HashMap<String, f64>,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct StockTotals {
+        item_count: i64,
+        at_or_below_minimum: i64,
+        out_of_stock: i64,
+    }
+
+    /// Stock per property and category.
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct StockReport {
+        as_of: DateTime<Utc>,
+        rows: Vec<StockRow>,
+        totals: StockTotals,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct Flow {
+        quantity_by_unit: HashMap<String, f64>,
+        value_by_currency: HashMap<String, f64>,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct TypeRow {
+        #[schema(rename = "type")]
+        kind: String,
+        count: i64,
+        quantity_by_unit: HashMap<String, f64>,
+        /// Currency → quantity × unit cost.
+        value_by_currency: HashMap<String, f64>,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    pub struct PropertyFlow {
+        property: PropertyRef,
+        #[schema(rename = "in")]
+        incoming: Flow,
+        out: Flow,
+    }
+
+    /// Movements in a period.
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct MovementReport {
+        as_of: DateTime<Utc>,
+        start_date: NaiveDate,
+        end_date: NaiveDate,
+        by_type: Vec<TypeRow>,
+        by_property: Vec<PropertyFlow>,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ValuationRow {
+        property: PropertyRef,
+        category: String,
+        currency: String,
+        item_count: i64,
+        /// Items without a unit cost (not in the value).
+        unvalued_item_count: i64,
+        value: f64,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    pub struct CurrencyTotal {
+        currency: String,
+        value: f64,
+    }
+
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ValuableItem {
+        id: Uuid,
+        name: String,
+        sku: String,
+        property: PropertyRef,
+        category: String,
+        quantity: f64,
+        unit: String,
+        unit_cost: f64,
+        currency: String,
+        value: f64,
+    }
+
+    /// Stock value per property, category and currency.
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ValuationReport {
+        as_of: DateTime<Utc>,
+        rows: Vec<ValuationRow>,
+        /// Per currency, never summed across currencies.
+        totals: Vec<CurrencyTotal>,
+        /// The 10 most valuable items.
+        top_items: Vec<ValuableItem>,
+    }
+}
+
+async fn filter_of(
+    state: &AppState,
+    problems: &mut Problems,
+    property: Option<&str>,
+    location: Option<&str>,
+    category: Option<&str>,
+) -> Result<Filter, AppError> {
+    let category = category
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_uppercase);
+    if let Some(code) = &category {
+        let mut conn = state.pool.acquire().await?;
+        if !domain::inventory::items::category_exists(&mut conn, code).await? {
+            problems.push(
+                "category",
+                "invalid_value",
+                format!("no category has the code {code}"),
+            );
+        }
+    }
+    Ok(Filter {
+        property_id: id_filter(problems, "propertyId", property),
+        location_id: id_filter(problems, "locationId", location),
+        category,
+    })
+}
+
+/// Per property and category: items, quantity per unit, items at or below their minimum, items
+/// out of stock, and quantities in transit towards the property.
+#[utoipa::path(get, operation_id = "inventory_reports_stock", path = "/inventory/reports/stock", tag = "inventory",
+    params(ReportQuery),
+    responses((status = 200, body = doc::StockReport)))]
+pub async fn stock(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ReportQuery>,
+) -> Result<Json<Value>, AppError> {
+    let mut problems = Problems::new();
+    let filter = filter_of(
+        &state,
+        &mut problems,
+        q.property_id.as_deref(),
+        q.location_id.as_deref(),
+        q.category.as_deref(),
+    )
+    .await?;
+    problems.finish()?;
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(reports::stock(&mut conn, &filter).await?))
+}
+
+/// Per movement type in the period: count, quantity per unit, value per currency; per property,
+/// what came in and went out.
+#[utoipa::path(get, operation_id = "inventory_reports_movements", path = "/inventory/reports/movements", tag = "inventory",
+    params(MovementReportQuery),
+    responses((status = 200, body = doc::MovementReport)))]
+pub async fn movements(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<MovementReportQuery>,
+) -> Result<Json<Value>, AppError> {
+    let mut problems = Problems::new();
+    let filter = filter_of(
+        &state,
+        &mut problems,
+        q.property_id.as_deref(),
+        q.location_id.as_deref(),
+        q.category.as_deref(),
+    )
+    .await?;
+    let start = date_filter(&mut problems, "startDate", q.start_date.as_deref());
+    let end = date_filter(&mut problems, "endDate", q.end_date.as_deref());
+    problems.finish()?;
+    let end = end.unwrap_or_else(|| Utc::now().date_naive());
+    let start = start.unwrap_or(end - chrono::Days::new(30));
+    if end < start {
+        return Err(AppError::invalid(
+            "endDate",
+            "out_of_range",
+            "must not be before startDate",
+        ));
+    }
+    if (end - start).num_days() > MAX_PERIOD_DAYS {
+        return Err(AppError::invalid(
+            "startDate",
+            "out_of_range",
+            format!("a report covers at most {MAX_PERIOD_DAYS} days"),
+        ));
+    }
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(
+        reports::movements(&mut conn, &filter, start, end).await?,
+    ))
+}
+
+/// The stock value per property, category and currency, totals per currency, and the 10 most
+/// valuable items.
+#[utoipa::path(get, operation_id = "inventory_reports_valuation", path = "/inventory/reports/valuation", tag = "inventory",
+    params(ReportQuery),
+    responses((status = 200, body = doc::ValuationReport)))]
+pub async fn valuation(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<ReportQuery>,
+) -> Result<Json<Value>, AppError> {
+    let mut problems = Problems::new();
+    let filter = filter_of(
+        &state,
+        &mut problems,
+        q.property_id.as_deref(),
+        q.location_id.as_deref(),
+        q.category.as_deref(),
+    )
+    .await?;
+    problems.finish()?;
+    let mut conn = state.pool.acquire().await?;
+    Ok(Json(reports::valuation(&mut conn, &filter).await?))
+}
+
+pub fn router() -> utoipa_axum::router::OpenApiRouter<AppState> {
+    use utoipa_axum::routes;
+    utoipa_axum::router::OpenApiRouter::new()
+        .routes(routes!(stock))
+        .routes(routes!(movements))
+        .routes(routes!(valuation))
+}

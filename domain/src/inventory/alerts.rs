@@ -1,0 +1,224 @@
+//! Stock alerts. The alerts jobs evaluate items ([`evaluate`]): a cause present opens an alert
+//! (or refreshes the open one: at most one open alert per item and type is a unique index, so
+//! concurrent evaluations end with one), a cause gone resolves the open alert as
+//! `AUTO_RESOLVED`. People acknowledge and resolve them.
+
+use sqlx::{PgConnection, Postgres, QueryBuilder};
+use uuid::Uuid;
+
+use crate::pagination::{JsonPage, PageRequest};
+use crate::{Error, Result};
+
+/// The alerts of items that should have one: (type, severity, message, threshold) per cause.
+/// `$1`: one item or all (NULL); `$2`: days before expiry that raise an EXPIRY alert.
+macro_rules! causes {
+    () => {
+        "
+    SELECT i.id AS item_id, c.type, c.severity, c.message, i.quantity, c.threshold
+    FROM inventory_items i
+    CROSS JOIN LATERAL (VALUES
+        ('LOW_STOCK', i.min_stock > 0 AND i.quantity <= i.min_stock,
+         CASE WHEN i.quantity = 0 THEN 'CRITICAL' ELSE 'WARNING' END,
+         CASE WHEN i.quantity = 0 THEN i.name || ' is out of stock (minimum ' || trim_scale(i.min_stock) || ' ' || i.unit || ')'
+              ELSE i.name || ': ' || trim_scale(i.quantity) || ' ' || i.unit || ' left, at or below the minimum of '
+                   || trim_scale(i.min_stock) END,
+         i.min_stock),
+        ('CONDITION', i.condition IN ('POOR', 'DAMAGED'), 'WARNING',
+         i.name || ' is in ' || lower(coalesce(i.condition, '')) || ' condition', NULL::numeric),
+        ('EXPIRY', i.expiry_date <= current_date + $2::int,
+         CASE WHEN i.expiry_date < current_date THEN 'CRITICAL' ELSE 'WARNING' END,
+         CASE WHEN i.expiry_date < current_date THEN i.name || ' expired on ' || i.expiry_date
+              ELSE i.name || ' expires on ' || i.expiry_date END,
+         NULL::numeric)
+    ) AS c (type, present, severity, message, threshold)
+    WHERE i.archived_at IS NULL AND c.present AND ($1::uuid IS NULL OR i.id = $1)"
+    };
+}
+
+/// Evaluates one item (or every item with `None`): opens or refreshes the alert of every cause
+/// present, resolves (`AUTO_RESOLVED`) the open alerts whose cause is gone, the item's archival
+/// included. Returns (alerts opened, alerts resolved).
+pub async fn evaluate(
+    conn: &mut PgConnection,
+    item: Option<Uuid>,
+    expiry_days: u32,
+) -> Result<(i64, i64)> {
+    let days = i32::try_from(expiry_days).unwrap_or(i32::MAX);
+    let opened: i64 = sqlx::query_scalar(concat!(
+        "WITH upserted AS (
+            INSERT INTO inventory_alerts (id, item_id, type, severity, message, current_quantity, threshold)
+            SELECT uuid_v7(), item_id, type, severity, message, quantity, threshold FROM (",
+        causes!(),
+        ") causes
+            ON CONFLICT (item_id, type) WHERE status <> 'RESOLVED' DO UPDATE
+                SET severity = EXCLUDED.severity, message = EXCLUDED.message,
+                    current_quantity = EXCLUDED.current_quantity, threshold = EXCLUDED.threshold,
+                    updated_at = now()
+                WHERE (inventory_alerts.severity, inventory_alerts.message, inventory_alerts.current_quantity,
+                       inventory_alerts.threshold)
+                      IS DISTINCT FROM (EXCLUDED.severity, EXCLUDED.message, EXCLUDED.current_quantity,
+                       EXCLUDED.threshold)
+            RETURNING xmax = 0 AS inserted)
+         SELECT count(*) FILTER (WHERE inserted) FROM upserted"
+    ))
+    .bind(item)
+    .bind(days)
+    .fetch_one(&mut *conn)
+    .await?;
+    let resolved = sqlx::query(concat!(
+        "UPDATE inventory_alerts a SET status = 'RESOLVED', resolution_action = 'AUTO_RESOLVED',
+                resolved_by = 'system', resolved_at = now(), updated_at = now()
+         WHERE a.status <> 'RESOLVED' AND ($1::uuid IS NULL OR a.item_id = $1)
+           AND NOT EXISTS (SELECT 1 FROM (",
+        causes!(),
+        ") causes WHERE causes.item_id = a.item_id AND causes.type = a.type)"
+    ))
+    .bind(item)
+    .bind(days)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    Ok((opened, i64::try_from(resolved).unwrap_or(i64::MAX)))
+}
+
+// An alert row (alias `a`, its item `i`, property `v`, location `l`) as the API shows it.
+macro_rules! alert_view {
+    () => {
+        "jsonb_build_object('id', a.id, 'type', a.type, 'status', a.status, 'severity', a.severity,
+            'item', jsonb_build_object('id', i.id, 'name', i.name, 'sku', i.sku),
+            'property', jsonb_build_object('id', v.id, 'name', v.villa_name),
+            'location', jsonb_build_object('id', l.id, 'name', l.name),
+            'message', a.message, 'currentQuantity', a.current_quantity, 'threshold', a.threshold,
+            'expiryDate', i.expiry_date, 'condition', i.condition,
+            'createdAt', a.created_at, 'updatedAt', a.updated_at,
+            'acknowledgedBy', a.acknowledged_by, 'acknowledgedAt', a.acknowledged_at,
+            'resolvedBy', a.resolved_by, 'resolvedAt', a.resolved_at,
+            'resolutionAction', a.resolution_action, 'resolutionNotes', a.resolution_notes)"
+    };
+}
+
+macro_rules! alert_from {
+    () => {
+        " FROM inventory_alerts a JOIN inventory_items i ON i.id = a.item_id
+          JOIN villas v ON v.id = i.property_id JOIN inventory_locations l ON l.id = i.location_id"
+    };
+}
+
+pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<serde_json::Value> {
+    sqlx::query_scalar(concat!(
+        "SELECT ",
+        alert_view!(),
+        alert_from!(),
+        " WHERE a.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("alert"))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub status: Option<&'static str>,
+    pub kind: Option<&'static str>,
+    pub property_id: Option<Uuid>,
+    pub item_id: Option<Uuid>,
+}
+
+impl Filter {
+    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
+        sql.push(" WHERE true");
+        if let Some(status) = self.status {
+            sql.push(" AND a.status = ").push_bind(status);
+        }
+        if let Some(kind) = self.kind {
+            sql.push(" AND a.type = ").push_bind(kind);
+        }
+        if let Some(property) = self.property_id {
+            sql.push(" AND i.property_id = ").push_bind(property);
+        }
+        if let Some(item) = self.item_id {
+            sql.push(" AND a.item_id = ").push_bind(item);
+        }
+    }
+}
+
+/// A page of alerts, newest first.
+pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
+    let mut sql = QueryBuilder::new(
+        "SELECT (SELECT count(*) FROM inventory_alerts a JOIN inventory_items i ON i.id = a.item_id",
+    );
+    f.push_conditions(&mut sql);
+    sql.push(concat!(
+        ") AS total, coalesce((SELECT jsonb_agg(p.alert ORDER BY p.created_at DESC, p.id DESC) FROM (SELECT ",
+        alert_view!(),
+        " AS alert, a.created_at, a.id"
+    ));
+    sql.push(alert_from!());
+    f.push_conditions(&mut sql);
+    sql.push(" ORDER BY a.created_at DESC, a.id DESC LIMIT ")
+        .push_bind(i64::from(page.limit));
+    if page.offset() > 0 {
+        sql.push(" OFFSET ").push_bind(page.offset());
+    }
+    sql.push(") p), '[]')::text AS data");
+    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+}
+
+/// The alert's status, locked; 404 for none.
+async fn lock(conn: &mut PgConnection, id: Uuid) -> Result<String> {
+    sqlx::query_scalar("SELECT status FROM inventory_alerts WHERE id = $1 FOR UPDATE")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("alert"))
+}
+
+/// ACTIVE → ACKNOWLEDGED; anything else is 409 `INVALID_ALERT_STATE`.
+pub async fn acknowledge(conn: &mut PgConnection, id: Uuid, by: &str) -> Result<()> {
+    let status = lock(conn, id).await?;
+    if status != "ACTIVE" {
+        return Err(Error::conflict(
+            "INVALID_ALERT_STATE",
+            format!("the alert is {status}; only an ACTIVE alert can be acknowledged"),
+        ));
+    }
+    sqlx::query(
+        "UPDATE inventory_alerts SET status = 'ACKNOWLEDGED', acknowledged_by = $2, acknowledged_at = now(),
+                updated_at = now() WHERE id = $1",
+    )
+    .bind(id)
+    .bind(by)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// An open alert (ACTIVE or ACKNOWLEDGED) → RESOLVED with the action taken; a resolved one is 409
+/// `INVALID_ALERT_STATE`.
+pub async fn resolve(
+    conn: &mut PgConnection,
+    id: Uuid,
+    action: &str,
+    notes: Option<&str>,
+    by: &str,
+) -> Result<()> {
+    let status = lock(conn, id).await?;
+    if status == "RESOLVED" {
+        return Err(Error::conflict(
+            "INVALID_ALERT_STATE",
+            "the alert is already RESOLVED",
+        ));
+    }
+    sqlx::query(
+        "UPDATE inventory_alerts SET status = 'RESOLVED', resolution_action = $2, resolution_notes = $3,
+                resolved_by = $4, resolved_at = now(), updated_at = now() WHERE id = $1",
+    )
+    .bind(id)
+    .bind(action)
+    .bind(notes)
+    .bind(by)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
