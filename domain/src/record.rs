@@ -342,8 +342,9 @@ fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static str, String
     })
 }
 
-/// The largest [`Kind::Amount`]: what `numeric(15, 3)` holds, with room.
-pub const AMOUNT_MAX: i64 = 100_000_000_000;
+/// The largest [`Kind::Amount`]: ten billion, which a stock quantity (`numeric(15, 3)`) and a
+/// unit cost (`numeric(15, 4)`) both hold with room.
+pub const AMOUNT_MAX: i64 = 10_000_000_000;
 
 /// A decimal with at most `places` decimal places, from 0 (or from -[`AMOUNT_MAX`] when
 /// `signed`) to [`AMOUNT_MAX`], sent as a JSON number or a numeric string. Read from the JSON

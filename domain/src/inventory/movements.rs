@@ -79,7 +79,8 @@ pub async fn apply(conn: &mut PgConnection, m: &NewMovement, by: &str) -> Result
     .bind(m.archived_too)
     .bind(by)
     .fetch_optional(&mut *conn)
-    .await?;
+    .await
+    .map_err(too_large)?;
     if let Some(movement) = written {
         return Ok(movement);
     }
@@ -93,6 +94,19 @@ pub async fn apply(conn: &mut PgConnection, m: &NewMovement, by: &str) -> Result
     match available {
         None => Err(Error::NotFound("item")),
         Some(available) => Err(insufficient(m.item_id, available, -m.change)),
+    }
+}
+
+/// A quantity or cost past what a column holds (`22003`, numeric overflow): many large purchases
+/// into one item. A 400 on `quantity`, not a 500.
+pub fn too_large(err: sqlx::Error) -> Error {
+    match &err {
+        sqlx::Error::Database(db) if db.code().as_deref() == Some("22003") => Error::invalid(
+            "quantity",
+            "out_of_range",
+            "the item's quantity or cost would pass the largest the ledger keeps (999,999,999,999)",
+        ),
+        _ => Error::Database(err),
     }
 }
 

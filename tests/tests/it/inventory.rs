@@ -819,6 +819,19 @@ async fn movements_keep_the_ledger_and_refuse_what_would_go_below_zero(pool: PgP
         assert_eq!(bad_fields(&body), [field]);
     }
     assert_ledger_holds(&pool).await;
+
+    // Past the largest quantity the ledger keeps (after years of purchases): a 400, not a 500.
+    let (status, body) = movement(&app, &id, "PURCHASE", json!(10_000_000_001_u64)).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(bad_fields(&body), ["quantity"]);
+    sqlx::query("UPDATE inventory_items SET quantity = 999999999990 WHERE id = $1::uuid")
+        .bind(&id)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (status, body) = movement(&app, &id, "PURCHASE", json!(20)).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(bad_fields(&body), ["quantity"]);
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
