@@ -59,3 +59,50 @@ pub struct JsonPage {
     pub data: String,
     pub total: i64,
 }
+
+/// What one list reads, for [`json_page`]: static SQL fragments (never client text).
+#[derive(Debug, Clone, Copy)]
+pub struct ListSql {
+    /// `FROM` (and the joins the conditions need) for the count.
+    pub count_from: &'static str,
+    /// The JSON of one record.
+    pub item: &'static str,
+    /// `FROM` and the joins the record's JSON needs.
+    pub from: &'static str,
+    /// The list's order, ending with a unique key (`w.created_at DESC, w.id DESC`).
+    pub order: &'static str,
+}
+
+/// The page `page` of a list and the total matching its conditions, in one statement: one round
+/// trip, the page rendered by Postgres as the answer's JSON array. `conditions` writes the
+/// `WHERE` clause of the filters given, each value bound (`push_bind`): only what is present is
+/// written, so each combination of filters is its own prepared statement with one generic plan
+/// (optional filters written `($1 IS NULL OR col = $1)` would make Postgres plan every request
+/// again). The first page has no OFFSET: Postgres costs an unknown offset as a tenth of the rows
+/// skipped, which would also keep it from a generic plan.
+pub async fn json_page(
+    conn: &mut sqlx::PgConnection,
+    list: &ListSql,
+    page: PageRequest,
+    conditions: impl Fn(&mut sqlx::QueryBuilder<sqlx::Postgres>),
+) -> crate::Result<JsonPage> {
+    let mut sql = sqlx::QueryBuilder::new("SELECT (SELECT count(*) ");
+    sql.push(list.count_from);
+    conditions(&mut sql);
+    sql.push(") AS total, coalesce((SELECT jsonb_agg(p.item ORDER BY p.n) FROM (SELECT ")
+        .push(list.item)
+        .push(" AS item, row_number() OVER (ORDER BY ")
+        .push(list.order)
+        .push(") AS n ")
+        .push(list.from);
+    conditions(&mut sql);
+    sql.push(" ORDER BY ")
+        .push(list.order)
+        .push(" LIMIT ")
+        .push_bind(i64::from(page.limit));
+    if page.offset() > 0 {
+        sql.push(" OFFSET ").push_bind(page.offset());
+    }
+    sql.push(") p), '[]')::text AS data");
+    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+}

@@ -23,7 +23,7 @@ use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath, ApiQuery},
     onboarding::Object,
-    paging::Page,
+    paging::{JsonPageAnswer, Page},
     state::AppState,
 };
 
@@ -50,7 +50,7 @@ pub struct AssetQuery {
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<AssetQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let filter = Filter {
@@ -65,8 +65,10 @@ pub async fn list(
     };
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = assets::list(&mut conn, &filter, page).await?;
-    Ok(Page::new(data, page, total))
+    Ok(JsonPageAnswer::new(
+        assets::list(&mut conn, &filter, page).await?,
+        page,
+    ))
 }
 
 /// One asset: its latest health and condition, every reading newest first, its warranty

@@ -25,7 +25,7 @@ use crate::{
     error::{AppError, retry_transient},
     extract::{ApiJson, ApiPath, ApiQuery},
     onboarding::Object,
-    paging::Page,
+    paging::{JsonPageAnswer, Page},
     state::AppState,
 };
 
@@ -52,7 +52,7 @@ pub struct EmergencyQuery {
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<EmergencyQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let filter = Filter {
@@ -62,8 +62,10 @@ pub async fn list(
     };
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = emergencies::list(&mut conn, &filter, page).await?;
-    Ok(Page::new(data, page, total))
+    Ok(JsonPageAnswer::new(
+        emergencies::list(&mut conn, &filter, page).await?,
+        page,
+    ))
 }
 
 /// One emergency with its timeline of status changes and actions in time order.

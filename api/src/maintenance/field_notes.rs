@@ -32,7 +32,7 @@ use crate::{
     error::AppError,
     extract::{ApiMultipart, ApiPath, ApiQuery},
     onboarding::{bytes_response, documents::read_content},
-    paging::Page,
+    paging::{JsonPageAnswer, Page},
     state::AppState,
     uploads::Form,
 };
@@ -187,15 +187,17 @@ pub struct FieldNoteQuery {
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<FieldNoteQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let work_order = id_filter(&mut problems, "workOrderId", q.work_order_id.as_deref());
     let asset = id_filter(&mut problems, "assetId", q.asset_id.as_deref());
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = field_notes::list(&mut conn, work_order, asset, page).await?;
-    Ok(Page::new(data, page, total))
+    Ok(JsonPageAnswer::new(
+        field_notes::list(&mut conn, work_order, asset, page).await?,
+        page,
+    ))
 }
 
 /// A note's file (its `fileUrl`), whether or not the worker has stored it yet. 404 for a note

@@ -23,7 +23,7 @@ use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath, ApiQuery},
     onboarding::Object,
-    paging::Page,
+    paging::{JsonPageAnswer, Page},
     state::AppState,
 };
 
@@ -46,14 +46,16 @@ pub struct VendorQuery {
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<VendorQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
     let category = set_filter(&mut problems, "category", q.category.as_deref(), CATEGORIES);
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = vendors::list(&mut conn, category, page).await?;
-    Ok(Page::new(data, page, total))
+    Ok(JsonPageAnswer::new(
+        vendors::list(&mut conn, category, page).await?,
+        page,
+    ))
 }
 
 /// One vendor with its rating per criterion.

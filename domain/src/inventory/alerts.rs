@@ -6,7 +6,7 @@
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use crate::pagination::{JsonPage, PageRequest};
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
 
 /// The alerts of items that should have one: (type, severity, message, threshold) per cause.
@@ -145,24 +145,13 @@ impl Filter {
 
 /// A page of alerts, newest first.
 pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
-    let mut sql = QueryBuilder::new(
-        "SELECT (SELECT count(*) FROM inventory_alerts a JOIN inventory_items i ON i.id = a.item_id",
-    );
-    f.push_conditions(&mut sql);
-    sql.push(concat!(
-        ") AS total, coalesce((SELECT jsonb_agg(p.alert ORDER BY p.created_at DESC, p.id DESC) FROM (SELECT ",
-        alert_view!(),
-        " AS alert, a.created_at, a.id"
-    ));
-    sql.push(alert_from!());
-    f.push_conditions(&mut sql);
-    sql.push(" ORDER BY a.created_at DESC, a.id DESC LIMIT ")
-        .push_bind(i64::from(page.limit));
-    if page.offset() > 0 {
-        sql.push(" OFFSET ").push_bind(page.offset());
-    }
-    sql.push(") p), '[]')::text AS data");
-    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+    let list = ListSql {
+        count_from: " FROM inventory_alerts a JOIN inventory_items i ON i.id = a.item_id",
+        item: alert_view!(),
+        from: alert_from!(),
+        order: "a.created_at DESC, a.id DESC",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }
 
 /// The alert's status, locked; 404 for none.

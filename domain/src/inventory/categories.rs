@@ -6,7 +6,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::patch_id;
-use crate::pagination::{JsonPage, PageRequest};
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Problems, Result};
 
@@ -131,23 +131,23 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     .ok_or(Error::NotFound("category"))
 }
 
-/// A page of categories ordered by path (a parent just before its children).
+/// A page of categories ordered by path (a parent just before its children), all of them or
+/// those directly under `parent_id`.
 pub async fn list(
     conn: &mut PgConnection,
     parent_id: Option<Uuid>,
     page: PageRequest,
 ) -> Result<JsonPage> {
-    Ok(sqlx::query_as(concat!(
-        "SELECT (SELECT count(*) FROM inventory_categories c WHERE $1::uuid IS NULL OR c.parent_id = $1) AS total,
-           coalesce((SELECT jsonb_agg(p.category ORDER BY p.path, p.id) FROM (SELECT ",
-        category_view!(),
-        " AS category, inventory_category_path(c.id) AS path, c.id FROM inventory_categories c
-              WHERE $1::uuid IS NULL OR c.parent_id = $1
-              ORDER BY 2, c.id LIMIT $2 OFFSET $3) p), '[]')::text AS data"
-    ))
-    .bind(parent_id)
-    .bind(i64::from(page.limit))
-    .bind(page.offset())
-    .fetch_one(&mut *conn)
-    .await?)
+    let list = ListSql {
+        count_from: " FROM inventory_categories c",
+        item: category_view!(),
+        from: " FROM inventory_categories c",
+        order: "inventory_category_path(c.id), c.id",
+    };
+    json_page(conn, &list, page, |sql| {
+        if let Some(parent) = parent_id {
+            sql.push(" WHERE c.parent_id = ").push_bind(parent);
+        }
+    })
+    .await
 }

@@ -8,7 +8,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::{CONDITIONS, UNITS, patch_id};
-use crate::pagination::{JsonPage, PageRequest};
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Problems, Result};
 
@@ -248,7 +248,8 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// Only the filters given are written, each value bound (see `maintenance::work_orders`).
+    /// The conditions of the filters given, each value bound ([`json_page`] says why only
+    /// those).
     fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
         sql.push(" WHERE i.archived_at IS NULL");
         if let Some(category) = &self.category {
@@ -305,22 +306,14 @@ pub async fn category_exists(conn: &mut PgConnection, code: &str) -> Result<bool
 
 /// A page of items ordered by name, and the total matching the filter.
 pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
-    let mut sql = QueryBuilder::new("SELECT (SELECT count(*) FROM inventory_items i");
-    f.push_conditions(&mut sql);
-    sql.push(concat!(
-        ") AS total, coalesce((SELECT jsonb_agg(p.item ORDER BY p.name, p.id) FROM (SELECT ",
-        item_view!(),
-        " AS item, i.name, i.id FROM inventory_items i JOIN villas v ON v.id = i.property_id
-          JOIN inventory_locations l ON l.id = i.location_id"
-    ));
-    f.push_conditions(&mut sql);
-    sql.push(" ORDER BY i.name, i.id LIMIT ")
-        .push_bind(i64::from(page.limit));
-    if page.offset() > 0 {
-        sql.push(" OFFSET ").push_bind(page.offset());
-    }
-    sql.push(") p), '[]')::text AS data");
-    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+    let list = ListSql {
+        count_from: " FROM inventory_items i",
+        item: item_view!(),
+        from: " FROM inventory_items i JOIN villas v ON v.id = i.property_id
+                JOIN inventory_locations l ON l.id = i.location_id",
+        order: "i.name, i.id",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }
 
 /// One item in use with its location's path, its last 20 movements and its open alerts.

@@ -6,7 +6,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::{LOCATION_TYPES, patch_id};
-use crate::pagination::{JsonPage, PageRequest};
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Result};
 
@@ -103,20 +103,11 @@ impl Filter {
 
 /// A page of locations ordered by path.
 pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
-    let mut sql = QueryBuilder::new("SELECT (SELECT count(*) FROM inventory_locations l");
-    f.push_conditions(&mut sql);
-    sql.push(concat!(
-        ") AS total, coalesce((SELECT jsonb_agg(p.location ORDER BY p.path, p.id) FROM (SELECT ",
-        location_view!(),
-        " AS location, inventory_location_path(l.id) AS path, l.id
-          FROM inventory_locations l JOIN villas v ON v.id = l.property_id"
-    ));
-    f.push_conditions(&mut sql);
-    sql.push(" ORDER BY 2, l.id LIMIT ")
-        .push_bind(i64::from(page.limit));
-    if page.offset() > 0 {
-        sql.push(" OFFSET ").push_bind(page.offset());
-    }
-    sql.push(") p), '[]')::text AS data");
-    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+    let list = ListSql {
+        count_from: " FROM inventory_locations l",
+        item: location_view!(),
+        from: " FROM inventory_locations l JOIN villas v ON v.id = l.property_id",
+        order: "inventory_location_path(l.id), l.id",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }

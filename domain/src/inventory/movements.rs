@@ -11,7 +11,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::{POSTED_MOVEMENT_TYPES, REFERENCE_TYPES, closed};
-use crate::pagination::{JsonPage, PageRequest};
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{members, parse_amount};
 use crate::{Error, Problems, Result};
 
@@ -328,23 +328,16 @@ impl Filter {
 
 /// A page of movements, newest first, with their item and property.
 pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
-    let mut sql = QueryBuilder::new(
-        "SELECT (SELECT count(*) FROM inventory_movements m JOIN inventory_items i ON i.id = m.item_id",
-    );
-    f.push_conditions(&mut sql);
-    sql.push(concat!(
-        ") AS total, coalesce((SELECT jsonb_agg(p.movement ORDER BY p.created_at DESC, p.id DESC) FROM (SELECT ",
-        movement_view!(),
-        " || jsonb_build_object('item', jsonb_build_object('id', i.id, 'name', i.name, 'sku', i.sku),
-               'property', jsonb_build_object('id', v.id, 'name', v.villa_name)) AS movement, m.created_at, m.id
-          FROM inventory_movements m JOIN inventory_items i ON i.id = m.item_id JOIN villas v ON v.id = i.property_id"
-    ));
-    f.push_conditions(&mut sql);
-    sql.push(" ORDER BY m.created_at DESC, m.id DESC LIMIT ")
-        .push_bind(i64::from(page.limit));
-    if page.offset() > 0 {
-        sql.push(" OFFSET ").push_bind(page.offset());
-    }
-    sql.push(") p), '[]')::text AS data");
-    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+    let list = ListSql {
+        count_from: " FROM inventory_movements m JOIN inventory_items i ON i.id = m.item_id",
+        item: concat!(
+            movement_view!(),
+            " || jsonb_build_object('item', jsonb_build_object('id', i.id, 'name', i.name, 'sku', i.sku),
+               'property', jsonb_build_object('id', v.id, 'name', v.villa_name))"
+        ),
+        from: " FROM inventory_movements m JOIN inventory_items i ON i.id = m.item_id
+                JOIN villas v ON v.id = i.property_id",
+        order: "m.created_at DESC, m.id DESC",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }

@@ -9,7 +9,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::movements::{self, NewMovement};
-use crate::pagination::{JsonPage, PageRequest};
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{members, parse_amount};
 use crate::{Error, Problems, Result};
 
@@ -513,19 +513,11 @@ impl Filter {
 
 /// A page of transfers, newest first.
 pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
-    let mut sql = QueryBuilder::new("SELECT (SELECT count(*) FROM inventory_transfers t");
-    f.push_conditions(&mut sql);
-    sql.push(concat!(
-        ") AS total, coalesce((SELECT jsonb_agg(p.transfer ORDER BY p.created_at DESC, p.id DESC) FROM (SELECT ",
-        transfer_view!(),
-        " AS transfer, t.created_at, t.id FROM inventory_transfers t"
-    ));
-    f.push_conditions(&mut sql);
-    sql.push(" ORDER BY t.created_at DESC, t.id DESC LIMIT ")
-        .push_bind(i64::from(page.limit));
-    if page.offset() > 0 {
-        sql.push(" OFFSET ").push_bind(page.offset());
-    }
-    sql.push(") p), '[]')::text AS data");
-    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+    let list = ListSql {
+        count_from: " FROM inventory_transfers t",
+        item: transfer_view!(),
+        from: " FROM inventory_transfers t",
+        order: "t.created_at DESC, t.id DESC",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }

@@ -2,11 +2,11 @@
 //! with its warranty state and its open work orders.
 
 use serde_json::Value;
-use sqlx::PgConnection;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::{CATEGORIES, CONDITIONS};
-use crate::pagination::PageRequest;
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Result};
 
@@ -120,14 +120,6 @@ macro_rules! asset_item {
     };
 }
 
-macro_rules! asset_filter {
-    () => {
-        " FROM assets a JOIN villas v ON v.id = a.villa_id
-          WHERE ($1::uuid IS NULL OR a.villa_id = $1) AND ($2::text IS NULL OR a.category = $2)
-            AND ($3::text IS NULL OR a.condition = $3)"
-    };
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     pub villa_id: Option<Uuid>,
@@ -135,32 +127,32 @@ pub struct Filter {
     pub condition: Option<&'static str>,
 }
 
+impl Filter {
+    /// The conditions of the filters given, each value bound ([`json_page`] says why only
+    /// those).
+    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
+        sql.push(" WHERE true");
+        if let Some(villa) = self.villa_id {
+            sql.push(" AND a.villa_id = ").push_bind(villa);
+        }
+        if let Some(category) = self.category {
+            sql.push(" AND a.category = ").push_bind(category);
+        }
+        if let Some(condition) = self.condition {
+            sql.push(" AND a.condition = ").push_bind(condition);
+        }
+    }
+}
+
 /// A page of assets, newest first, and the total matching the filter.
-pub async fn list(
-    conn: &mut PgConnection,
-    f: &Filter,
-    page: PageRequest,
-) -> Result<(Vec<Value>, i64)> {
-    let rows = sqlx::query_scalar(concat!(
-        "SELECT ",
-        asset_item!(),
-        asset_filter!(),
-        " ORDER BY a.created_at DESC, a.id DESC LIMIT $4 OFFSET $5"
-    ))
-    .bind(f.villa_id)
-    .bind(f.category)
-    .bind(f.condition)
-    .bind(i64::from(page.limit))
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
-    let total = sqlx::query_scalar(concat!("SELECT count(*)", asset_filter!()))
-        .bind(f.villa_id)
-        .bind(f.category)
-        .bind(f.condition)
-        .fetch_one(&mut *conn)
-        .await?;
-    Ok((rows, total))
+pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
+    let list = ListSql {
+        count_from: " FROM assets a",
+        item: asset_item!(),
+        from: " FROM assets a JOIN villas v ON v.id = a.villa_id",
+        order: "a.created_at DESC, a.id DESC",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }
 
 /// One asset with its readings (newest first) and the count of its open work orders.

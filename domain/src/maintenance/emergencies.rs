@@ -3,11 +3,11 @@
 //! their timeline holds both in time order.
 
 use serde_json::Value;
-use sqlx::PgConnection;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::CATEGORIES;
-use crate::pagination::PageRequest;
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Result};
 
@@ -213,14 +213,6 @@ macro_rules! emergency_item {
     };
 }
 
-macro_rules! emergency_filter {
-    () => {
-        " FROM emergencies e JOIN villas v ON v.id = e.villa_id
-          WHERE ($1::text IS NULL OR e.status = $1) AND ($2::text IS NULL OR e.severity = $2)
-            AND ($3::uuid IS NULL OR e.villa_id = $3)"
-    };
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     pub status: Option<&'static str>,
@@ -228,32 +220,32 @@ pub struct Filter {
     pub villa_id: Option<Uuid>,
 }
 
+impl Filter {
+    /// The conditions of the filters given, each value bound ([`json_page`] says why only
+    /// those).
+    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
+        sql.push(" WHERE true");
+        if let Some(status) = self.status {
+            sql.push(" AND e.status = ").push_bind(status);
+        }
+        if let Some(severity) = self.severity {
+            sql.push(" AND e.severity = ").push_bind(severity);
+        }
+        if let Some(villa) = self.villa_id {
+            sql.push(" AND e.villa_id = ").push_bind(villa);
+        }
+    }
+}
+
 /// A page of emergencies, newest first, and the total matching the filter.
-pub async fn list(
-    conn: &mut PgConnection,
-    f: &Filter,
-    page: PageRequest,
-) -> Result<(Vec<Value>, i64)> {
-    let rows = sqlx::query_scalar(concat!(
-        "SELECT ",
-        emergency_item!(),
-        emergency_filter!(),
-        " ORDER BY e.created_at DESC, e.id DESC LIMIT $4 OFFSET $5"
-    ))
-    .bind(f.status)
-    .bind(f.severity)
-    .bind(f.villa_id)
-    .bind(i64::from(page.limit))
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
-    let total = sqlx::query_scalar(concat!("SELECT count(*)", emergency_filter!()))
-        .bind(f.status)
-        .bind(f.severity)
-        .bind(f.villa_id)
-        .fetch_one(&mut *conn)
-        .await?;
-    Ok((rows, total))
+pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
+    let list = ListSql {
+        count_from: " FROM emergencies e",
+        item: emergency_item!(),
+        from: " FROM emergencies e JOIN villas v ON v.id = e.villa_id",
+        order: "e.created_at DESC, e.id DESC",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }
 
 /// One emergency with its timeline: status changes and actions in time order.

@@ -6,6 +6,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use crate::pagination::{JsonPage, ListSql, json_page};
 use crate::storage::{SafeName, field_notes_folder};
 use crate::{Error, Result};
 
@@ -160,33 +161,29 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     .ok_or(Error::NotFound("field note"))
 }
 
-/// A page of notes, newest first, of a work order and/or an asset when given, and the total.
+/// A page of notes, newest first, of a work order and/or an asset when given.
 pub async fn list(
     conn: &mut PgConnection,
     work_order: Option<Uuid>,
     asset: Option<Uuid>,
     page: crate::pagination::PageRequest,
-) -> Result<(Vec<Value>, i64)> {
-    let rows = sqlx::query_scalar(concat!(
-        "SELECT ",
-        note_json!(),
-        " FROM field_notes n WHERE ($1::uuid IS NULL OR n.work_order_id = $1) AND ($2::uuid IS NULL OR n.asset_id = $2)
-          ORDER BY n.created_at DESC, n.id DESC LIMIT $3 OFFSET $4"
-    ))
-    .bind(work_order)
-    .bind(asset)
-    .bind(i64::from(page.limit))
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
-    let total = sqlx::query_scalar(
-        "SELECT count(*) FROM field_notes n WHERE ($1::uuid IS NULL OR n.work_order_id = $1) AND ($2::uuid IS NULL OR n.asset_id = $2)",
-    )
-    .bind(work_order)
-    .bind(asset)
-    .fetch_one(&mut *conn)
-    .await?;
-    Ok((rows, total))
+) -> Result<JsonPage> {
+    let list = ListSql {
+        count_from: " FROM field_notes n",
+        item: note_json!(),
+        from: " FROM field_notes n",
+        order: "n.created_at DESC, n.id DESC",
+    };
+    json_page(conn, &list, page, |sql| {
+        sql.push(" WHERE true");
+        if let Some(work_order) = work_order {
+            sql.push(" AND n.work_order_id = ").push_bind(work_order);
+        }
+        if let Some(asset) = asset {
+            sql.push(" AND n.asset_id = ").push_bind(asset);
+        }
+    })
+    .await
 }
 
 /// A note's file as the bytes route serves it (`None`: no such note, or a TEXT note).

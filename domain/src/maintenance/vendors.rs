@@ -6,7 +6,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::CATEGORIES;
-use crate::pagination::PageRequest;
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Result};
 
@@ -122,30 +122,26 @@ macro_rules! vendor_item {
     };
 }
 
-/// A page of vendors (those serving `category` when given), newest first, and the total.
+/// A page of vendors, newest first, offering `category` when given.
 pub async fn list(
     conn: &mut PgConnection,
-    category: Option<&str>,
+    category: Option<&'static str>,
     page: PageRequest,
-) -> Result<(Vec<Value>, i64)> {
-    let rows = sqlx::query_scalar(concat!(
-        "SELECT ",
-        vendor_item!(),
-        " FROM vendors vd WHERE ($1::text IS NULL OR $1 = ANY (vd.categories))
-          ORDER BY vd.created_at DESC, vd.id DESC LIMIT $2 OFFSET $3"
-    ))
-    .bind(category)
-    .bind(i64::from(page.limit))
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
-    let total = sqlx::query_scalar(
-        "SELECT count(*) FROM vendors vd WHERE ($1::text IS NULL OR $1 = ANY (vd.categories))",
-    )
-    .bind(category)
-    .fetch_one(&mut *conn)
-    .await?;
-    Ok((rows, total))
+) -> Result<JsonPage> {
+    let list = ListSql {
+        count_from: " FROM vendors vd",
+        item: vendor_item!(),
+        from: " FROM vendors vd",
+        order: "vd.created_at DESC, vd.id DESC",
+    };
+    json_page(conn, &list, page, |sql| {
+        if let Some(category) = category {
+            sql.push(" WHERE ")
+                .push_bind(category)
+                .push(" = ANY (vd.categories)");
+        }
+    })
+    .await
 }
 
 /// One vendor with its rating per criterion (averages to 2 decimals, null when unrated).

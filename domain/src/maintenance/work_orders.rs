@@ -6,7 +6,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::{CATEGORIES, PRIORITIES};
-use crate::pagination::{JsonPage, PageRequest};
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Result};
 
@@ -354,10 +354,8 @@ macro_rules! work_order_item {
 }
 
 impl Filter {
-    /// Appends the conditions of the filters given, each value bound as a parameter. Only the
-    /// filters present are written, so each combination is its own prepared statement, for which
-    /// Postgres keeps one generic plan: an optional filter written `($1 IS NULL OR col = $1)`
-    /// would make it plan the statement again on every request (about as costly as running it).
+    /// The conditions of the filters given, each value bound ([`json_page`] says why only
+    /// those).
     fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
         sql.push(" WHERE true");
         if let Some(status) = self.status {
@@ -385,28 +383,16 @@ impl Filter {
     }
 }
 
-/// A page of work orders, newest first, and the total matching the filter: one statement, one
-/// round trip (the count needs no villa: the foreign key guarantees it), the page rendered by
-/// Postgres as the answer's JSON array.
+/// A page of work orders, newest first, and the total matching the filter (the count needs no
+/// villa: the foreign key guarantees it).
 pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
-    let mut sql = QueryBuilder::new("SELECT (SELECT count(*) FROM work_orders w");
-    f.push_conditions(&mut sql);
-    sql.push(concat!(
-        ") AS total, coalesce((SELECT jsonb_agg(p.item ORDER BY p.created_at DESC, p.id DESC) FROM (SELECT ",
-        work_order_item!(),
-        " AS item, w.created_at, w.id FROM work_orders w JOIN villas v ON v.id = w.villa_id"
-    ));
-    f.push_conditions(&mut sql);
-    sql.push(" ORDER BY w.created_at DESC, w.id DESC LIMIT ")
-        .push_bind(i64::from(page.limit));
-    // The first page (nearly every request) has no OFFSET: Postgres costs an unknown offset as a
-    // tenth of the rows skipped, which makes the generic plan look dearer than planning each time,
-    // so with `OFFSET $n` it would plan every request again.
-    if page.offset() > 0 {
-        sql.push(" OFFSET ").push_bind(page.offset());
-    }
-    sql.push(") p), '[]')::text AS data");
-    Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
+    let list = ListSql {
+        count_from: " FROM work_orders w",
+        item: work_order_item!(),
+        from: " FROM work_orders w JOIN villas v ON v.id = w.villa_id",
+        order: "w.created_at DESC, w.id DESC",
+    };
+    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }
 
 /// One work order with its description, asset, schedule, comments, status history, timesheet
