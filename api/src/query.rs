@@ -33,7 +33,7 @@ pub fn set_filter(
     set: &'static [&'static str],
 ) -> Option<&'static str> {
     let raw = raw.map(str::trim).filter(|s| !s.is_empty())?;
-    domain::maintenance::closed(problems, field, raw, set)
+    problems.closed(field, raw, set)
 }
 
 /// An optional `true`/`false` filter; anything else is a problem on `field`.

@@ -87,6 +87,18 @@ impl Problems {
         Self::default()
     }
 
+    /// A value of the closed set `set`, accepted in any letter case; an unknown one is recorded
+    /// on `field`, naming the accepted values.
+    pub fn closed(
+        &mut self,
+        field: &str,
+        raw: &str,
+        set: &'static [&'static str],
+    ) -> Option<&'static str> {
+        let upper = raw.trim().to_uppercase();
+        self.check(one_of(field, &upper, set, |v: &'static str| v))
+    }
+
     pub fn push(
         &mut self,
         field: impl Into<String>,

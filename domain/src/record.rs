@@ -101,6 +101,14 @@ impl Patch {
     pub fn to_value(&self) -> Value {
         Value::Object(self.columns.clone())
     }
+
+    /// The id under `column` (a [`Kind::Uuid`] field the table checked), if present.
+    pub fn uuid(&self, column: &str) -> Option<uuid::Uuid> {
+        self.columns
+            .get(column)
+            .and_then(Value::as_str)
+            .and_then(|s| s.parse().ok())
+    }
 }
 
 /// Checks `input` against `specs`. Every bad field is recorded in `problems` under
@@ -650,6 +658,26 @@ pub mod members {
             Some(Value::String(s)) if s.parse::<Uuid>().is_ok() => s.parse().ok(),
             Some(_) => {
                 problems.push(format!("{prefix}id"), "invalid_format", "must be a UUID");
+                None
+            }
+        }
+    }
+
+    /// A required id under `key`, reported as `name` when missing or not a UUID.
+    pub fn uuid(
+        obj: &Map<String, Value>,
+        key: &str,
+        name: &str,
+        problems: &mut Problems,
+    ) -> Option<Uuid> {
+        match obj.get(key) {
+            None | Some(Value::Null) => {
+                problems.push(name, "required", format!("{name} is required"));
+                None
+            }
+            Some(Value::String(s)) if s.trim().parse::<Uuid>().is_ok() => s.trim().parse().ok(),
+            Some(_) => {
+                problems.push(name, "invalid_format", "must be a UUID");
                 None
             }
         }

@@ -136,9 +136,7 @@ pub async fn resolve(
             problems.push("action", "required", "action is required");
             None
         }
-        Some(Value::String(s)) => {
-            domain::inventory::closed(&mut problems, "action", s, RESOLUTION_ACTIONS)
-        }
+        Some(Value::String(s)) => problems.closed("action", s, RESOLUTION_ACTIONS),
         Some(_) => {
             problems.push("action", "invalid_type", "must be a string");
             None

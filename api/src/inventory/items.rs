@@ -18,7 +18,7 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::evaluate_alerts_of;
+use super::{category_filter, evaluate_alerts_of};
 use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
@@ -66,14 +66,9 @@ pub async fn list(
     if search.is_some_and(|s| s.chars().count() > 200) {
         problems.push("search", "too_long", "at most 200 characters");
     }
-    let category = q
-        .category
-        .as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_uppercase);
-    let mut filter = Filter {
-        category,
+    let mut conn = state.pool.acquire().await?;
+    let filter = Filter {
+        category: category_filter(&mut conn, &mut problems, q.category.as_deref()).await?,
         property_id: id_filter(&mut problems, "propertyId", q.property_id.as_deref()),
         location_id: id_filter(&mut problems, "locationId", q.location_id.as_deref()),
         condition: set_filter(
@@ -82,24 +77,11 @@ pub async fn list(
             q.condition.as_deref(),
             CONDITIONS,
         ),
-        low_stock: bool_filter(&mut problems, "lowStock", q.low_stock.as_deref()),
+        // `false` is the whole list.
+        low_stock: bool_filter(&mut problems, "lowStock", q.low_stock.as_deref()) == Some(true),
         search: search.map(str::to_owned),
     };
     problems.finish()?;
-    let mut conn = state.pool.acquire().await?;
-    if let Some(code) = &filter.category
-        && !items::category_exists(&mut conn, code).await?
-    {
-        return Err(AppError::invalid(
-            "category",
-            "invalid_value",
-            format!("no category has the code {code}"),
-        ));
-    }
-    // Only `true` narrows the list; `false` is the whole list.
-    if filter.low_stock == Some(false) {
-        filter.low_stock = None;
-    }
     Ok(JsonPageAnswer::new(
         items::list(&mut conn, &filter, page).await?,
         page,

@@ -12,6 +12,7 @@ pub mod properties;
 pub mod reports;
 pub mod transfers;
 
+use domain::Problems;
 use jobs::{Enqueued, Job, alerts::EvaluateStockAlerts};
 use sqlx::PgConnection;
 use utoipa_axum::router::OpenApiRouter;
@@ -29,6 +30,28 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(categories::router())
         .merge(alerts::router())
         .merge(reports::router())
+}
+
+/// A `category` filter: a category code in any letter case, which must name a category (a
+/// problem on `category` otherwise). Its descendants are included where it is used.
+pub async fn category_filter(
+    conn: &mut PgConnection,
+    problems: &mut Problems,
+    raw: Option<&str>,
+) -> Result<Option<String>, AppError> {
+    let Some(code) = raw.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let code = code.to_uppercase();
+    if !domain::inventory::items::category_exists(conn, &code).await? {
+        problems.push(
+            "category",
+            "invalid_value",
+            format!("no category has the code {code}; GET /inventory/categories lists them"),
+        );
+        return Ok(None);
+    }
+    Ok(Some(code))
 }
 
 pub fn condition_param() -> utoipa::openapi::schema::Object {

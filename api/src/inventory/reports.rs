@@ -179,31 +179,18 @@ mod doc {
     }
 }
 
+/// The filters of a report; a category must name a category.
 async fn filter_of(
-    state: &AppState,
+    conn: &mut sqlx::PgConnection,
     problems: &mut Problems,
     property: Option<&str>,
     location: Option<&str>,
     category: Option<&str>,
 ) -> Result<Filter, AppError> {
-    let category = category
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_uppercase);
-    if let Some(code) = &category {
-        let mut conn = state.pool.acquire().await?;
-        if !domain::inventory::items::category_exists(&mut conn, code).await? {
-            problems.push(
-                "category",
-                "invalid_value",
-                format!("no category has the code {code}"),
-            );
-        }
-    }
     Ok(Filter {
+        category: super::category_filter(conn, problems, category).await?,
         property_id: id_filter(problems, "propertyId", property),
         location_id: id_filter(problems, "locationId", location),
-        category,
     })
 }
 
@@ -217,8 +204,9 @@ pub async fn stock(
     ApiQuery(q): ApiQuery<ReportQuery>,
 ) -> Result<Json<Value>, AppError> {
     let mut problems = Problems::new();
+    let mut conn = state.pool.acquire().await?;
     let filter = filter_of(
-        &state,
+        &mut conn,
         &mut problems,
         q.property_id.as_deref(),
         q.location_id.as_deref(),
@@ -226,7 +214,6 @@ pub async fn stock(
     )
     .await?;
     problems.finish()?;
-    let mut conn = state.pool.acquire().await?;
     Ok(Json(reports::stock(&mut conn, &filter).await?))
 }
 
@@ -240,8 +227,9 @@ pub async fn movements(
     ApiQuery(q): ApiQuery<MovementReportQuery>,
 ) -> Result<Json<Value>, AppError> {
     let mut problems = Problems::new();
+    let mut conn = state.pool.acquire().await?;
     let filter = filter_of(
-        &state,
+        &mut conn,
         &mut problems,
         q.property_id.as_deref(),
         q.location_id.as_deref(),
@@ -267,7 +255,6 @@ pub async fn movements(
             format!("a report covers at most {MAX_PERIOD_DAYS} days"),
         ));
     }
-    let mut conn = state.pool.acquire().await?;
     Ok(Json(
         reports::movements(&mut conn, &filter, start, end).await?,
     ))
@@ -283,8 +270,9 @@ pub async fn valuation(
     ApiQuery(q): ApiQuery<ReportQuery>,
 ) -> Result<Json<Value>, AppError> {
     let mut problems = Problems::new();
+    let mut conn = state.pool.acquire().await?;
     let filter = filter_of(
-        &state,
+        &mut conn,
         &mut problems,
         q.property_id.as_deref(),
         q.location_id.as_deref(),
@@ -292,7 +280,6 @@ pub async fn valuation(
     )
     .await?;
     problems.finish()?;
-    let mut conn = state.pool.acquire().await?;
     Ok(Json(reports::valuation(&mut conn, &filter).await?))
 }
 

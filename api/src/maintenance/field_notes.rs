@@ -74,7 +74,7 @@ pub async fn create(
     let form = Form::read(&mut multipart, &["file"], 1, max, &mut problems).await?;
     let kind = match form.text("type") {
         None => Some("TEXT"),
-        Some(raw) => domain::maintenance::closed(&mut problems, "type", raw, TYPES),
+        Some(raw) => problems.closed("type", raw, TYPES),
     };
     let content = form.text("content").map(str::to_owned);
     if content.as_ref().is_some_and(|c| c.chars().count() > 5000) {

@@ -5,7 +5,7 @@ use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
     maintenance::{
-        ASSIGNEE_TYPES, CATEGORIES, COMMENT_TYPES, PRIORITIES, closed, views,
+        ASSIGNEE_TYPES, CATEGORIES, COMMENT_TYPES, PRIORITIES, views,
         work_orders::{self, Assignee, CREATE_FIELDS, Filter, STATUSES, UPDATE_FIELDS, Update},
     },
     pagination::PageRequest,
@@ -155,7 +155,7 @@ pub async fn update(
     );
     let status = match body.get("status") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => closed(&mut problems, "status", s, STATUSES),
+        Some(Value::String(s)) => problems.closed("status", s, STATUSES),
         Some(_) => {
             problems.push("status", "invalid_type", "status must be a string");
             None
@@ -276,7 +276,7 @@ pub async fn comment(
     }
     let kind = match body.get("type") {
         None | Some(Value::Null) => Some("PUBLIC"),
-        Some(Value::String(s)) => closed(&mut problems, "type", s, COMMENT_TYPES),
+        Some(Value::String(s)) => problems.closed("type", s, COMMENT_TYPES),
         Some(_) => {
             problems.push("type", "invalid_type", "type must be a string");
             None

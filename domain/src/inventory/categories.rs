@@ -5,7 +5,6 @@ use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
-use super::patch_id;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Problems, Result};
@@ -76,7 +75,7 @@ pub fn code_of(patch: &Patch, problems: &mut Problems) -> Option<String> {
 /// Creates a category; a parent must exist (400 on `parentId`); a taken code is 409
 /// `DUPLICATE_CODE`.
 pub async fn create(conn: &mut PgConnection, patch: &Patch, code: &str) -> Result<Uuid> {
-    if let Some(parent) = patch_id(patch, "parent_id") {
+    if let Some(parent) = patch.uuid("parent_id") {
         let found: Option<bool> =
             sqlx::query_scalar("SELECT true FROM inventory_categories WHERE id = $1")
                 .bind(parent)

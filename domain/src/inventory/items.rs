@@ -7,7 +7,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use super::{CONDITIONS, UNITS, patch_id};
+use super::{CONDITIONS, UNITS};
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Problems, Result};
@@ -92,12 +92,7 @@ async fn check_category(conn: &mut PgConnection, patch: &mut Patch) -> Result<()
         return Ok(());
     };
     let code = code.to_uppercase();
-    let known: Option<bool> =
-        sqlx::query_scalar("SELECT true FROM inventory_categories WHERE code = $1")
-            .bind(&code)
-            .fetch_optional(&mut *conn)
-            .await?;
-    if known.is_none() {
+    if !category_exists(conn, &code).await? {
         return Err(Error::invalid(
             "category",
             "invalid_value",
@@ -122,15 +117,13 @@ fn duplicate_sku(err: sqlx::Error) -> Error {
 /// Creates the item and, for a quantity above 0, its `INITIAL` movement. The property must exist
 /// (404); the location must be one of the property's (400 on `locationId`).
 pub async fn create(conn: &mut PgConnection, mut patch: Patch, by: &str) -> Result<Uuid> {
-    let property = patch_id(&patch, "property_id").ok_or(Error::NotFound("property"))?;
-    let location = patch_id(&patch, "location_id").ok_or(Error::NotFound("location"))?;
-    let found: Option<bool> = sqlx::query_scalar("SELECT true FROM villas WHERE id = $1")
-        .bind(property)
-        .fetch_optional(&mut *conn)
-        .await?;
-    if found.is_none() {
-        return Err(Error::NotFound("property"));
-    }
+    let property = patch
+        .uuid("property_id")
+        .ok_or(Error::NotFound("property"))?;
+    let location = patch
+        .uuid("location_id")
+        .ok_or(Error::NotFound("location"))?;
+    super::properties::ensure_exists(conn, property).await?;
     let at: Option<Uuid> =
         sqlx::query_scalar("SELECT property_id FROM inventory_locations WHERE id = $1")
             .bind(location)
@@ -241,8 +234,8 @@ pub struct Filter {
     pub property_id: Option<Uuid>,
     pub location_id: Option<Uuid>,
     pub condition: Option<&'static str>,
-    /// Some(true): only items at or below a minimum above 0; Some(false): only the others.
-    pub low_stock: Option<bool>,
+    /// Only items at or below a minimum above 0.
+    pub low_stock: bool,
     /// A part of the name or the sku, in any letter case.
     pub search: Option<String>,
 }
@@ -266,14 +259,8 @@ impl Filter {
         if let Some(condition) = self.condition {
             sql.push(" AND i.condition = ").push_bind(condition);
         }
-        match self.low_stock {
-            Some(true) => {
-                sql.push(" AND i.min_stock > 0 AND i.quantity <= i.min_stock");
-            }
-            Some(false) => {
-                sql.push(" AND NOT (i.min_stock > 0 AND i.quantity <= i.min_stock)");
-            }
-            None => {}
+        if self.low_stock {
+            sql.push(" AND i.min_stock > 0 AND i.quantity <= i.min_stock");
         }
         if let Some(search) = &self.search {
             let pattern = format!("%{}%", like_escape(search));

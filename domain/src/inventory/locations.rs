@@ -5,7 +5,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use super::{LOCATION_TYPES, patch_id};
+use super::LOCATION_TYPES;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Result};
@@ -21,15 +21,11 @@ pub const CREATE_FIELDS: &[FieldSpec] = &[
 /// Creates a location. The property must exist (404); a parent must be a location of the same
 /// property (400 on `parentId`).
 pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
-    let property = patch_id(patch, "property_id").ok_or(Error::NotFound("property"))?;
-    let found: Option<bool> = sqlx::query_scalar("SELECT true FROM villas WHERE id = $1")
-        .bind(property)
-        .fetch_optional(&mut *conn)
-        .await?;
-    if found.is_none() {
-        return Err(Error::NotFound("property"));
-    }
-    if let Some(parent) = patch_id(patch, "parent_id") {
+    let property = patch
+        .uuid("property_id")
+        .ok_or(Error::NotFound("property"))?;
+    super::properties::ensure_exists(conn, property).await?;
+    if let Some(parent) = patch.uuid("parent_id") {
         let of: Option<Uuid> =
             sqlx::query_scalar("SELECT property_id FROM inventory_locations WHERE id = $1")
                 .bind(parent)

@@ -12,11 +12,6 @@ pub mod properties;
 pub mod reports;
 pub mod transfers;
 
-use serde_json::Value;
-use uuid::Uuid;
-
-use crate::Problems;
-
 pub const CONDITIONS: &[&str] = crate::facilities::CONDITIONS;
 
 pub const UNITS: &[&str] = &[
@@ -85,25 +80,6 @@ pub const RESOLUTION_ACTIONS: &[&str] = &[
     "DISMISSED",
     "OTHER",
 ];
-
-/// The id a checked patch holds under `column` (the field table made sure it is a UUID).
-pub(crate) fn patch_id(patch: &crate::record::Patch, column: &str) -> Option<Uuid> {
-    patch
-        .columns
-        .get(column)
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-}
-
-/// A closed-set value of a filter or a body member; an unknown one is a problem naming the set.
-pub fn closed(
-    problems: &mut Problems,
-    field: &str,
-    raw: &str,
-    set: &'static [&'static str],
-) -> Option<&'static str> {
-    crate::maintenance::closed(problems, field, raw, set)
-}
 
 /// The OpenAPI description of the JSON the inventory queries build (documentation only; the
 /// API's tests validate every answer against it).

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use super::{POSTED_MOVEMENT_TYPES, REFERENCE_TYPES, closed};
+use super::{POSTED_MOVEMENT_TYPES, REFERENCE_TYPES};
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{members, parse_amount};
 use crate::{Error, Problems, Result};
@@ -136,23 +136,7 @@ pub fn number(d: Decimal) -> Value {
 /// at most 3 decimal places (signed and non-zero for ADJUSTMENT); `unitCost` (PURCHASE only)
 /// not negative; `referenceType` one of [`REFERENCE_TYPES`] with a `referenceId`.
 pub fn parse(body: &Map<String, Value>, problems: &mut Problems) -> Option<NewMovement> {
-    let item_id = match body.get("itemId") {
-        None | Some(Value::Null) => {
-            problems.push("itemId", "required", "itemId is required");
-            None
-        }
-        Some(Value::String(s)) => match s.trim().parse::<Uuid>() {
-            Ok(id) => Some(id),
-            Err(_) => {
-                problems.push("itemId", "invalid_format", "must be a UUID");
-                None
-            }
-        },
-        Some(_) => {
-            problems.push("itemId", "invalid_format", "must be a UUID");
-            None
-        }
-    };
+    let item_id = members::uuid(body, "itemId", "itemId", problems);
     let kind = match body.get("type") {
         None | Some(Value::Null) => {
             problems.push("type", "required", "type is required");
@@ -171,7 +155,7 @@ pub fn parse(body: &Map<String, Value>, problems: &mut Problems) -> Option<NewMo
                 );
                 None
             } else {
-                closed(problems, "type", &upper, POSTED_MOVEMENT_TYPES)
+                problems.closed("type", &upper, POSTED_MOVEMENT_TYPES)
             }
         }
         Some(_) => {
@@ -227,7 +211,7 @@ pub fn parse(body: &Map<String, Value>, problems: &mut Problems) -> Option<NewMo
     let reference_type = match body.get("referenceType") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if s.trim().is_empty() => None,
-        Some(Value::String(s)) => closed(problems, "referenceType", s, REFERENCE_TYPES),
+        Some(Value::String(s)) => problems.closed("referenceType", s, REFERENCE_TYPES),
         Some(_) => {
             problems.push("referenceType", "invalid_type", "must be a string");
             None

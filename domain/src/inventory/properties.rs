@@ -5,6 +5,16 @@ use sqlx::PgConnection;
 use crate::Result;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 
+/// 404 naming the property when no villa has this id.
+pub async fn ensure_exists(conn: &mut PgConnection, id: uuid::Uuid) -> Result<()> {
+    crate::villas::ensure_exists(conn, id)
+        .await
+        .map_err(|e| match e {
+            crate::Error::NotFound(_) => crate::Error::NotFound("property"),
+            other => other,
+        })
+}
+
 /// A page of properties ordered by name, with their locations and items in use.
 pub async fn list(conn: &mut PgConnection, page: PageRequest) -> Result<JsonPage> {
     let list = ListSql {

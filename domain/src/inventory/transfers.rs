@@ -26,25 +26,6 @@ pub struct NewTransfer {
     pub notes: Option<String>,
 }
 
-fn uuid_member(
-    body: &Map<String, Value>,
-    key: &str,
-    name: &str,
-    problems: &mut Problems,
-) -> Option<Uuid> {
-    match body.get(key) {
-        None | Some(Value::Null) => {
-            problems.push(name, "required", format!("{name} is required"));
-            None
-        }
-        Some(Value::String(s)) if s.trim().parse::<Uuid>().is_ok() => s.trim().parse().ok(),
-        Some(_) => {
-            problems.push(name, "invalid_format", "must be a UUID");
-            None
-        }
-    }
-}
-
 fn quantity_member(
     body: &Map<String, Value>,
     key: &str,
@@ -74,8 +55,8 @@ fn quantity_member(
 /// Checks a transfer body: two different locations, 1 to [`MAX_LINES`] lines, each item once
 /// with a positive quantity.
 pub fn parse(body: &Map<String, Value>, problems: &mut Problems) -> Option<NewTransfer> {
-    let source = uuid_member(body, "sourceLocationId", "sourceLocationId", problems);
-    let destination = uuid_member(
+    let source = members::uuid(body, "sourceLocationId", "sourceLocationId", problems);
+    let destination = members::uuid(
         body,
         "destinationLocationId",
         "destinationLocationId",
@@ -99,7 +80,7 @@ pub fn parse(body: &Map<String, Value>, problems: &mut Problems) -> Option<NewTr
                 continue;
             };
             let prefix = format!("items[{i}]");
-            let id = uuid_member(obj, "itemId", &format!("{prefix}.itemId"), problems);
+            let id = members::uuid(obj, "itemId", &format!("{prefix}.itemId"), problems);
             let quantity = quantity_member(
                 obj,
                 "quantity",
@@ -207,18 +188,19 @@ pub async fn create(conn: &mut PgConnection, t: &NewTransfer, by: &str) -> Resul
     Ok(id)
 }
 
-/// The lines of a transfer that is IN_TRANSIT, locked; 404 for none, 409
+/// Locks a transfer that is IN_TRANSIT and answers its destination; 404 for none, 409
 /// `INVALID_TRANSFER_STATE` for another state.
-async fn lock_in_transit(conn: &mut PgConnection, id: Uuid, doing: &str) -> Result<()> {
-    let status: Option<String> =
-        sqlx::query_scalar("SELECT status FROM inventory_transfers WHERE id = $1 FOR UPDATE")
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-    match status.as_deref() {
+async fn lock_in_transit(conn: &mut PgConnection, id: Uuid, doing: &str) -> Result<Uuid> {
+    let row: Option<(String, Uuid)> = sqlx::query_as(
+        "SELECT status, destination_location_id FROM inventory_transfers WHERE id = $1 FOR UPDATE",
+    )
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    match row {
         None => Err(Error::NotFound("transfer")),
-        Some("IN_TRANSIT") => Ok(()),
-        Some(other) => Err(Error::conflict(
+        Some((status, destination)) if status == "IN_TRANSIT" => Ok(destination),
+        Some((other, _)) => Err(Error::conflict(
             "INVALID_TRANSFER_STATE",
             format!("the transfer is {other}; only a transfer IN_TRANSIT can be {doing}"),
         )),
@@ -257,7 +239,7 @@ pub fn parse_receipt(body: &Map<String, Value>, problems: &mut Problems) -> Vec<
                 continue;
             };
             let prefix = format!("items[{i}]");
-            let id = uuid_member(obj, "itemId", &format!("{prefix}.itemId"), problems);
+            let id = members::uuid(obj, "itemId", &format!("{prefix}.itemId"), problems);
             let quantity = quantity_member(
                 obj,
                 "receivedQuantity",
@@ -292,7 +274,7 @@ pub async fn receive(
     receipt: &[Received],
     by: &str,
 ) -> Result<()> {
-    lock_in_transit(conn, id, "received").await?;
+    let destination = lock_in_transit(conn, id, "received").await?;
     let sent = lines(conn, id).await?;
     let mut problems = Problems::new();
     for (i, r) in receipt.iter().enumerate() {
@@ -323,11 +305,6 @@ pub async fn receive(
         }
     }
     problems.finish()?;
-    let destination: Uuid =
-        sqlx::query_scalar("SELECT destination_location_id FROM inventory_transfers WHERE id = $1")
-            .bind(id)
-            .fetch_one(&mut *conn)
-            .await?;
     let mut short = false;
     for line in &sent {
         let Some(r) = receipt.iter().find(|r| r.item_id == line.item_id) else {

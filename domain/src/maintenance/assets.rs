@@ -52,12 +52,7 @@ pub fn check_dates(patch: &Patch, problems: &mut crate::Problems) {
 }
 
 pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
-    let villa_id: Uuid = patch
-        .columns
-        .get("villa_id")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-        .ok_or(Error::NotFound("villa"))?;
+    let villa_id = patch.uuid("villa_id").ok_or(Error::NotFound("villa"))?;
     crate::villas::ensure_exists(conn, villa_id).await?;
     let id = Uuid::now_v7();
     sqlx::query(

@@ -38,22 +38,6 @@ pub const ASSIGNEE_TYPES: &[&str] = &["TECHNICIAN", "VENDOR"];
 
 pub const COMMENT_TYPES: &[&str] = &["PUBLIC", "INTERNAL"];
 
-/// A closed-set value of a request, upper-cased; `None` (and a problem on `field`) otherwise.
-pub fn closed(
-    problems: &mut crate::Problems,
-    field: &str,
-    raw: &str,
-    set: &'static [&'static str],
-) -> Option<&'static str> {
-    let upper = raw.trim().to_uppercase();
-    problems.check(crate::error::one_of(
-        field,
-        &upper,
-        set,
-        |v: &'static str| v,
-    ))
-}
-
 /// The OpenAPI description of the JSON the maintenance queries build (documentation only; the
 /// API's tests validate every answer against it).
 pub mod views {

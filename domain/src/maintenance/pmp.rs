@@ -110,32 +110,26 @@ pub async fn create_template(
     })
 }
 
-fn uuid_of(patch: &Patch, column: &str) -> Option<Uuid> {
-    patch
-        .columns
-        .get(column)
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-}
-
 /// Creates a schedule: the template, the asset and the assignee (a staff member) must exist (404
 /// `TEMPLATE_NOT_FOUND`, `ASSET_NOT_FOUND`, `STAFF_NOT_FOUND`); without `frequency` it takes the
 /// template's default; `basis` defaults to SCHEDULED_DATE.
 pub async fn create_schedule(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uuid> {
-    let template = uuid_of(patch, "template_id").ok_or(Error::NotFound("template"))?;
+    let template = patch
+        .uuid("template_id")
+        .ok_or(Error::NotFound("template"))?;
     let default_frequency: String =
         sqlx::query_scalar("SELECT default_frequency FROM pm_templates WHERE id = $1")
             .bind(template)
             .fetch_optional(&mut *conn)
             .await?
             .ok_or(Error::NotFound("template"))?;
-    let asset = uuid_of(patch, "asset_id").ok_or(Error::NotFound("asset"))?;
+    let asset = patch.uuid("asset_id").ok_or(Error::NotFound("asset"))?;
     let found: Option<bool> = sqlx::query_scalar("SELECT true FROM assets WHERE id = $1")
         .bind(asset)
         .fetch_optional(&mut *conn)
         .await?;
     found.ok_or(Error::NotFound("asset"))?;
-    if let Some(staff) = uuid_of(patch, "assignee_id") {
+    if let Some(staff) = patch.uuid("assignee_id") {
         let found: Option<bool> = sqlx::query_scalar("SELECT true FROM staff WHERE id = $1")
             .bind(staff)
             .fetch_optional(&mut *conn)

@@ -69,20 +69,12 @@ pub fn check(patch: &Patch, work_order_sent: bool, today: NaiveDate, problems: &
     }
 }
 
-fn uuid_of(patch: &Patch, column: &str) -> Option<Uuid> {
-    patch
-        .columns
-        .get(column)
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-}
-
 /// Records an entry. The work order, villa and staff member must exist (404); with a work order
 /// the villa is the work order's (a different `villaId` is 400). The person's day may not pass 24
 /// hours (409 `DAILY_HOURS_EXCEEDED`). Returns the entry's id.
 pub async fn log(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uuid> {
-    let mut villa = uuid_of(patch, "villa_id");
-    if let Some(order) = uuid_of(patch, "work_order_id") {
+    let mut villa = patch.uuid("villa_id");
+    if let Some(order) = patch.uuid("work_order_id") {
         let order_villa: Uuid =
             sqlx::query_scalar("SELECT villa_id FROM work_orders WHERE id = $1")
                 .bind(order)
@@ -100,7 +92,7 @@ pub async fn log(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uui
     }
     let villa = villa.ok_or(Error::NotFound("villa"))?;
     crate::villas::ensure_exists(conn, villa).await?;
-    let staff = uuid_of(patch, "staff_id");
+    let staff = patch.uuid("staff_id");
     if let Some(staff) = staff {
         let found: Option<bool> = sqlx::query_scalar("SELECT true FROM staff WHERE id = $1")
             .bind(staff)

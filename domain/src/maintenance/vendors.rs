@@ -62,11 +62,8 @@ pub async fn rate(
         .fetch_optional(&mut *conn)
         .await?;
     vendor.ok_or(Error::NotFound("vendor"))?;
-    let work_order_id: Uuid = patch
-        .columns
-        .get("work_order_id")
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
+    let work_order_id = patch
+        .uuid("work_order_id")
         .ok_or(Error::NotFound("work order"))?;
     let order: Option<(String, Option<Uuid>)> = sqlx::query_as(
         "SELECT status, assignee_vendor_id FROM work_orders WHERE id = $1 FOR SHARE",

@@ -52,21 +52,13 @@ pub const UPDATE_FIELDS: &[FieldSpec] = &[
     field("dueDate", "due_date", Kind::Timestamp),
 ];
 
-fn patch_uuid(patch: &Patch, column: &str) -> Option<Uuid> {
-    patch
-        .columns
-        .get(column)
-        .and_then(Value::as_str)
-        .and_then(|s| s.parse().ok())
-}
-
 /// Creates a work order in status OPEN from a checked [`CREATE_FIELDS`] patch; its first history
 /// entry records who opened it. The villa must exist (404) and the asset, when given, belong to it
 /// (400 on `assetId`).
 pub async fn create(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uuid> {
-    let villa_id = patch_uuid(patch, "villa_id").ok_or(Error::NotFound("villa"))?;
+    let villa_id = patch.uuid("villa_id").ok_or(Error::NotFound("villa"))?;
     crate::villas::ensure_exists(conn, villa_id).await?;
-    if let Some(asset_id) = patch_uuid(patch, "asset_id") {
+    if let Some(asset_id) = patch.uuid("asset_id") {
         check_asset_of_villa(conn, asset_id, villa_id).await?;
     }
     let id = Uuid::now_v7();
