@@ -149,8 +149,9 @@ impl From<domain::Error> for AppError {
 }
 
 impl From<sqlx::Error> for AppError {
+    /// Through the domain's one mapping of database errors (`domain::Error`'s safety net).
     fn from(e: sqlx::Error) -> Self {
-        AppError::Internal(e.into())
+        domain::Error::from(e).into()
     }
 }
 

@@ -267,3 +267,7 @@ pub async fn read_part(
     }
     Ok(Some(bytes))
 }
+
+/// A body as a JSON object (the upload and wizard bodies are checked field by field, so that a
+/// failure lists every bad field rather than the first serde meets).
+pub type Object = serde_json::Map<String, serde_json::Value>;

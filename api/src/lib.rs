@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod error;
 pub mod extract;
+pub mod files;
 pub mod http;
 pub mod inventory;
 pub mod maintenance;

@@ -49,6 +49,10 @@ impl Modify for BearerAuth {
 /// - 400 where a route reads parameters or a body, 404 where it names a record in its path, 413
 ///   and 415 where it reads a body;
 /// - every error status answering the surface's error schema (`error::schema`);
+/// - a description for every answer (a Response Object requires one) that its handler did not
+///   describe, from its status (`status_description`);
+/// - a schema for every answer that is not JSON: bytes (photos, thumbnails, field-note files)
+///   as `{type: string, format: binary}`, pages as text;
 /// - `page` and `limit` as the integers `domain::pagination::PageRequest` accepts.
 pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
     use crate::auth::permissions::{self, Requirement};
@@ -77,53 +81,54 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
             let params: Vec<Value> = op["parameters"].as_array().cloned().unwrap_or_default();
             let has_body = op.get("requestBody").is_some();
             let has_path_param = params.iter().any(|p| p["in"] == "path");
-            let mut add = Vec::new();
+            let mut add: Vec<&str> = Vec::new();
             match requirement {
                 Requirement::Public => op["security"] = json!([]),
                 Requirement::Authenticated => {
                     op["security"] = json!([{"bearer": []}]);
-                    add.push(("401", "No valid bearer token"));
+                    add.push("401");
                 }
                 Requirement::Permission(..) => {
                     op["security"] = json!([{"bearer": []}]);
-                    add.push(("401", "No valid bearer token"));
-                    add.push(("403", "The token is valid but its roles do not allow this"));
+                    add.extend(["401", "403"]);
                 }
             }
             if has_body || !params.is_empty() {
-                add.push((
-                    "400",
-                    "Invalid input: every bad parameter or field is listed",
-                ));
+                add.push("400");
             }
             if has_path_param {
-                add.push(("404", "No such record"));
+                add.push("404");
             }
-            add.push((
-                "500",
-                "An unexpected failure, logged with the request id (`X-Request-ID`)",
-            ));
+            add.push("500");
             if has_body {
-                add.push(("413", "The body is larger than allowed"));
-                add.push(("415", "The body is not of a content type this route reads"));
+                add.extend(["413", "415"]);
             }
             let responses = op["responses"]
                 .as_object_mut()
                 .expect("every operation has responses");
-            for (status, description) in add {
-                responses
-                    .entry(status)
-                    .or_insert_with(|| json!({"description": description}));
+            for status in add {
+                responses.entry(status).or_insert_with(|| json!({}));
             }
-            // Bytes (photos, documents) are described by their media type alone, as OpenAPI
-            // 3.1 has it, not as the array of numbers a `[u8]` body would be.
-            for response in responses.values_mut() {
+            for (status, response) in responses.iter_mut() {
+                // utoipa leaves out an empty description; a `$ref` answer has its own.
+                let described = response
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| !d.is_empty());
+                if !described && response.get("$ref").is_none() {
+                    response["description"] = json!(status_description(status));
+                }
+                // Bytes (photos, thumbnails, field-note files) are a string of bytes in the
+                // media type the answer names (`format: binary`, which client generators read
+                // as a file), not the array of numbers a `[u8]` body would be; pages are text.
                 if let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) {
                     for (media, body) in content.iter_mut() {
-                        if !media.contains("json")
-                            && let Some(body) = body.as_object_mut()
-                        {
-                            body.remove("schema");
+                        if !media.contains("json") {
+                            body["schema"] = if media.starts_with("text/") {
+                                json!({"type": "string"})
+                            } else {
+                                json!({"type": "string", "format": "binary"})
+                            };
                         }
                     }
                 }
@@ -153,6 +158,35 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
         }
     }
     serde_json::from_value(value).expect("the finished document is an OpenAPI document")
+}
+
+/// What an answer of `status` means where its handler does not say: the platform's shared
+/// meaning of the statuses it answers, else the status's reason phrase.
+fn status_description(status: &str) -> &'static str {
+    match status {
+        "200" => "OK",
+        "201" => "Created",
+        "202" => "Accepted: the work goes on in a job",
+        "204" => "No content",
+        "304" => "Not modified: the version named by `If-None-Match` is current",
+        "400" => "Invalid input: every bad parameter or field is listed",
+        "401" => "No valid bearer token",
+        "403" => "The token is valid but its roles do not allow this",
+        "404" => "No such record",
+        "409" => "Conflicts with the current state of the record",
+        "412" => "`If-Match` names an older version of the record",
+        "413" => "The body is larger than allowed",
+        "415" => "The body is not of a content type this route reads",
+        "429" => "Too many requests: retry later",
+        "500" => "An unexpected failure, logged with the request id (`X-Request-ID`)",
+        "503" => "A service the route needs (Postgres, Redis) is unavailable",
+        other => other
+            .parse::<u16>()
+            .ok()
+            .and_then(|code| axum::http::StatusCode::from_u16(code).ok())
+            .and_then(|code| code.canonical_reason())
+            .unwrap_or("See the status code"),
+    }
 }
 
 /// The onboarding surface's `X-Auto-Save: true` (crate::error::AUTO_SAVE): any of its requests
@@ -273,4 +307,84 @@ macro_rules! computed_schema {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    fn document() -> Value {
+        serde_json::to_value(crate::openapi_document()).expect("the document serializes")
+    }
+
+    /// A Response Object requires a description (OpenAPI 3.1), and a client reads an answer by
+    /// its schema: every answer has both, bytes included. (scripts/openapi-check validates the
+    /// whole document and generates a client from it.)
+    #[test]
+    fn every_answer_has_a_description_and_a_schema() {
+        let doc = document();
+        let mut missing = Vec::new();
+        for (path, item) in doc["paths"].as_object().expect("the document has paths") {
+            for (method, op) in item.as_object().expect("a path item is an object") {
+                let Some(responses) = op["responses"].as_object() else {
+                    continue;
+                };
+                for (status, response) in responses {
+                    if response["description"].as_str().is_none_or(str::is_empty) {
+                        missing.push(format!("{method} {path} {status}: no description"));
+                    }
+                    for (media, body) in response["content"].as_object().into_iter().flatten() {
+                        if body.get("schema").is_none() {
+                            missing.push(format!("{method} {path} {status} {media}: no schema"));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(missing.is_empty(), "{missing:#?}");
+        let thumbnail = &doc["paths"]["/api/photos-enhanced/thumbnail/{id}"]["get"];
+        let thumbnail = &thumbnail["responses"]["200"]["content"]["image/jpeg"]["schema"];
+        assert_eq!(thumbnail["type"], "string", "{thumbnail}");
+        assert_eq!(thumbnail["format"], "binary", "{thumbnail}");
+    }
+
+    /// Every member a schema requires is one it declares with its type: a generated client
+    /// cannot send a required member the description does not declare.
+    #[test]
+    fn every_required_member_is_declared() {
+        fn walk(value: &Value, at: &str, found: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    let composed = ["$ref", "allOf", "anyOf", "oneOf"]
+                        .iter()
+                        .any(|key| map.contains_key(*key));
+                    if let Some(Value::Array(required)) = map.get("required")
+                        && !composed
+                    {
+                        for name in required {
+                            let declared = name
+                                .as_str()
+                                .and_then(|name| map.get("properties")?.get(name))
+                                .is_some();
+                            if !declared {
+                                found.push(format!("{at}: {name}"));
+                            }
+                        }
+                    }
+                    for (key, inner) in map {
+                        walk(inner, &format!("{at}/{key}"), found);
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, inner) in items.iter().enumerate() {
+                        walk(inner, &format!("{at}/{i}"), found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut found = Vec::new();
+        walk(&document(), "#", &mut found);
+        assert!(found.is_empty(), "required but not declared: {found:#?}");
+    }
 }

@@ -9,7 +9,9 @@ use domain::pagination::Pagination;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-/// `page` and `limit` of a list that takes nothing else.
+/// `page` and `limit`, the one query type every list reads them with: a list with filters takes
+/// its own query type beside this one (`ApiQuery<PageQuery>` and `ApiQuery<ItsQuery>`, both in
+/// its `params(...)`), never its own `page`/`limit` fields.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
@@ -17,6 +19,26 @@ pub struct PageQuery {
     pub page: Option<String>,
     /// Page size from 1 to 100 (default 20).
     pub limit: Option<String>,
+}
+
+impl PageQuery {
+    /// The page asked for; a bad `page` or `limit` is recorded in `problems` beside the other
+    /// parameters' problems.
+    pub fn read(&self, problems: &mut domain::Problems) -> domain::pagination::PageRequest {
+        domain::pagination::PageRequest::from_query(
+            problems,
+            self.page.as_deref(),
+            self.limit.as_deref(),
+        )
+    }
+
+    /// The page asked for, when the list reads nothing else.
+    pub fn parse(&self) -> Result<domain::pagination::PageRequest, crate::error::AppError> {
+        let mut problems = domain::Problems::new();
+        let page = self.read(&mut problems);
+        problems.finish()?;
+        Ok(page)
+    }
 }
 
 /// A page of records.
@@ -56,8 +78,17 @@ impl JsonPageAnswer {
         };
         // Serializing three integers cannot fail.
         let pagination = serde_json::to_string(&pagination).unwrap_or_default();
+        // The list's summary members (an object Postgres wrote) go beside data and pagination.
+        let summary = page
+            .summary
+            .as_deref()
+            .and_then(|s| s.trim().strip_prefix('{')?.strip_suffix('}'))
+            .map(str::trim)
+            .filter(|members| !members.is_empty())
+            .map(|members| format!(",{members}"))
+            .unwrap_or_default();
         Self(format!(
-            r#"{{"data":{},"pagination":{pagination}}}"#,
+            r#"{{"data":{},"pagination":{pagination}{summary}}}"#,
             page.data
         ))
     }

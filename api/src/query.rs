@@ -59,14 +59,10 @@ pub fn date_filter(
     raw: Option<&str>,
 ) -> Option<chrono::NaiveDate> {
     let raw = raw.map(str::trim).filter(|s| !s.is_empty())?;
-    match chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
-        Ok(date) if raw.len() == 10 => Some(date),
-        _ => {
-            problems.push(
-                field,
-                "invalid_format",
-                format!("{field} must be an ISO date (YYYY-MM-DD)"),
-            );
+    match domain::record::parse_date(raw) {
+        Ok(date) => Some(date),
+        Err((code, message)) => {
+            problems.push(field, code, format!("{field} {message}"));
             None
         }
     }

@@ -3,7 +3,7 @@
 //! one transaction, then pushed to their queues. The answer does not wait for the document store.
 
 use domain::{
-    documents::{self, NewDocument},
+    documents::{self, NewDocument, VillaLock},
     photos::{self, NewPhoto},
 };
 use jobs::{
@@ -13,22 +13,31 @@ use jobs::{
 };
 use serde_json::Value;
 
-use crate::{error::AppError, state::AppState};
+use crate::{
+    error::{AppError, retry_transient},
+    state::AppState,
+};
 
 /// Records the document and hands it to the documents worker (which first creates the villa's
-/// folder tree, once). Returns the document's record.
+/// folder tree, once). Returns the document's record. The transaction runs again if Postgres
+/// broke a deadlock with another upload of the same new villa.
 pub async fn accept_document(state: &AppState, doc: NewDocument) -> Result<Value, AppError> {
     let villa_id = doc.villa_id;
-    let mut tx = state.pool.begin().await?;
-    let (id, _) = documents::insert_pending(&mut tx, &doc).await?;
+    let (view, jobs) = retry_transient(|| async {
+        let mut tx = state.pool.begin().await?;
+        // Fixes the villa's folder before any job row: the one lock order of every upload.
+        let (id, _) = documents::insert_pending(&mut tx, &doc).await?;
+        let tree = CreateVillaTree { villa_id }.enqueue(&mut tx).await?;
+        let store = StoreDocument { document_id: id }.enqueue(&mut tx).await?;
+        let view = documents::view(&mut tx, id)
+            .await?
+            .ok_or(AppError::NotFound("document"))?;
+        tx.commit().await?;
+        Ok((view, vec![tree, store]))
+    })
+    .await?;
     drop(doc);
-    let tree = CreateVillaTree { villa_id }.enqueue(&mut tx).await?;
-    let store = StoreDocument { document_id: id }.enqueue(&mut tx).await?;
-    let view = documents::view(&mut tx, id)
-        .await?
-        .ok_or(AppError::NotFound("document"))?;
-    tx.commit().await?;
-    state.queues.push_in_background(vec![tree, store]);
+    state.queues.push_in_background(jobs);
     Ok(view)
 }
 
@@ -39,26 +48,38 @@ pub async fn accept_photos(
     villa_id: uuid::Uuid,
     batch: Vec<NewPhoto>,
 ) -> Result<Vec<Value>, AppError> {
-    let mut tx = state.pool.begin().await?;
-    let mut jobs = vec![CreateVillaTree { villa_id }.enqueue(&mut tx).await?];
-    let mut ids = Vec::with_capacity(batch.len());
-    for photo in batch {
-        debug_assert_eq!(photo.villa_id, villa_id);
-        let id = photos::insert_pending(&mut tx, &photo).await?;
-        drop(photo);
-        jobs.push(StorePhoto { photo_id: id }.enqueue(&mut tx).await?);
-        jobs.push(MakeThumbnail { photo_id: id }.enqueue(&mut tx).await?);
-        ids.push(id);
-    }
-    let mut views = Vec::with_capacity(ids.len());
-    for id in ids {
-        views.push(
-            photos::view(&mut tx, id)
-                .await?
-                .ok_or(AppError::NotFound("photo"))?,
-        );
-    }
-    tx.commit().await?;
+    // A cover change locks the villa so that cover changes apply one after the other.
+    let lock = if batch.iter().any(|p| p.is_cover) {
+        VillaLock::Exclusive
+    } else {
+        VillaLock::Shared
+    };
+    let (views, jobs) = retry_transient(|| async {
+        let mut tx = state.pool.begin().await?;
+        // First, before any job row: the one lock order of every upload (see ensure_villa_folder).
+        let folder = documents::ensure_villa_folder(&mut tx, villa_id, lock).await?;
+        let mut jobs = vec![CreateVillaTree { villa_id }.enqueue(&mut tx).await?];
+        let mut ids = Vec::with_capacity(batch.len());
+        for photo in &batch {
+            debug_assert_eq!(photo.villa_id, villa_id);
+            let id = photos::insert_pending(&mut tx, &folder, photo).await?;
+            jobs.push(StorePhoto { photo_id: id }.enqueue(&mut tx).await?);
+            jobs.push(MakeThumbnail { photo_id: id }.enqueue(&mut tx).await?);
+            ids.push(id);
+        }
+        let mut views = Vec::with_capacity(ids.len());
+        for id in ids {
+            views.push(
+                photos::view(&mut tx, id)
+                    .await?
+                    .ok_or(AppError::NotFound("photo"))?,
+            );
+        }
+        tx.commit().await?;
+        Ok((views, jobs))
+    })
+    .await?;
+    drop(batch);
     state.queues.push_in_background(jobs);
     Ok(views)
 }

@@ -1,5 +1,6 @@
 //! The onboarding dashboard's aggregates and views (`/api/dashboard/*`).
 
+use chrono::NaiveDate;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 
@@ -109,30 +110,36 @@ pub async fn staff(pool: &PgPool, p: PageRequest) -> Result<Page> {
     .await
 }
 
-/// Documents with their villa and expiry status: EXPIRED, EXPIRING_SOON (within 30 days),
-/// VALID, or NO_EXPIRY.
-pub async fn documents(pool: &PgPool, p: PageRequest) -> Result<Page> {
-    page(
-        pool,
+/// Documents with their villa and expiry status as of `today` (the company's day): EXPIRED,
+/// EXPIRING_SOON (within 30 days), VALID, or NO_EXPIRY.
+pub async fn documents(pool: &PgPool, p: PageRequest, today: NaiveDate) -> Result<Page> {
+    let items = sqlx::query_scalar(
         "SELECT jsonb_build_object('id', d.id, 'villaId', d.villa_id, 'villaName', v.villa_name, 'villaCode', v.villa_code,
                 'fileName', d.file_name, 'documentType', d.document_type, 'fileSize', d.file_size,
                 'fileUrl', '/api/documents/' || d.id || '/file', 'storagePath', d.storage_path,
                 'expiryDate', d.expiry_date,
                 'expiryStatus', CASE WHEN d.expiry_date IS NULL THEN 'NO_EXPIRY'
-                                     WHEN d.expiry_date < current_date THEN 'EXPIRED'
-                                     WHEN d.expiry_date <= current_date + 30 THEN 'EXPIRING_SOON'
+                                     WHEN d.expiry_date < $3::date THEN 'EXPIRED'
+                                     WHEN d.expiry_date <= $3::date + 30 THEN 'EXPIRING_SOON'
                                      ELSE 'VALID' END,
                 'createdAt', d.created_at)
          FROM documents d JOIN villas v ON v.id = d.villa_id
          ORDER BY d.expiry_date ASC NULLS LAST, d.created_at DESC, d.id LIMIT $1 OFFSET $2",
-        "SELECT count(*) FROM documents",
-        p,
     )
-    .await
+    .bind(i64::from(p.limit))
+    .bind(p.offset())
+    .bind(today)
+    .fetch_all(pool)
+    .await?;
+    let total = sqlx::query_scalar("SELECT count(*) FROM documents")
+        .fetch_one(pool)
+        .await?;
+    Ok(Page { items, total })
 }
 
-/// Villas, owners and key metrics in one view.
-pub async fn management(pool: &PgPool) -> Result<Value> {
+/// Villas, owners and key metrics in one view; documents expiring within 30 days of `today` (the
+/// company's day).
+pub async fn management(pool: &PgPool, today: NaiveDate) -> Result<Value> {
     let metrics: Value = sqlx::query_scalar(
         "SELECT jsonb_build_object(
             'villasByStatus', coalesce((SELECT jsonb_object_agg(status, n) FROM
@@ -142,10 +149,11 @@ pub async fn management(pool: &PgPool) -> Result<Value> {
             'totalStaff', (SELECT count(*) FROM staff),
             'totalDocuments', (SELECT count(*) FROM documents),
             'totalPhotos', (SELECT count(*) FROM photos),
-            'documentsExpiringSoon', (SELECT count(*) FROM documents WHERE expiry_date BETWEEN current_date AND current_date + 30),
+            'documentsExpiringSoon', (SELECT count(*) FROM documents WHERE expiry_date BETWEEN $1::date AND $1::date + 30),
             'totalBedrooms', coalesce((SELECT sum(bedrooms) FROM villas WHERE is_active), 0),
             'totalGuestCapacity', coalesce((SELECT sum(max_guests) FROM villas WHERE is_active), 0))",
     )
+    .bind(today)
     .fetch_one(pool)
     .await?;
     let first = PageRequest { page: 1, limit: 10 };

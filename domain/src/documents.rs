@@ -56,17 +56,41 @@ pub enum StorageStatus {
     Stored,
 }
 
-/// The villa's folder, fixed on first use: computed from its code and id, then stored. Reads
-/// without locking the villa row (uploads must not queue behind each other or behind edits of
-/// the villa); only the first upload writes, and a racing first upload keeps whichever value
-/// was stored first.
-pub async fn ensure_villa_folder(conn: &mut PgConnection, villa_id: Uuid) -> Result<StoragePath> {
-    let (code, stored): (String, Option<String>) =
-        sqlx::query_as("SELECT villa_code, storage_folder FROM villas WHERE id = $1")
-            .bind(villa_id)
-            .fetch_optional(&mut *conn)
-            .await?
-            .ok_or(Error::NotFound("villa"))?;
+/// How an upload transaction holds its villa.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VillaLock {
+    /// No row lock unless the folder is still to be fixed: uploads of one villa do not queue
+    /// behind each other or behind edits of the villa.
+    Shared,
+    /// `FOR NO KEY UPDATE` on the villa for the rest of the transaction: an upload that changes
+    /// the villa's single cover photo, so such changes apply one after the other.
+    Exclusive,
+}
+
+/// The villa's folder, fixed on first use: computed from its code and id, then stored.
+///
+/// **The first statement of every upload transaction** (documents, photos, field notes), before
+/// any job row is written: this is the only villa row lock an upload takes, so taking it first
+/// gives every upload path the same lock order (villa row, then the folder-tree job's dedupe
+/// key). A photo upload that wrote its tree job first deadlocked with a document upload that
+/// had fixed the folder first (issue 16). A racing first upload keeps whichever value was
+/// stored first.
+pub async fn ensure_villa_folder(
+    conn: &mut PgConnection,
+    villa_id: Uuid,
+    lock: VillaLock,
+) -> Result<StoragePath> {
+    let read = match lock {
+        VillaLock::Shared => "SELECT villa_code, storage_folder FROM villas WHERE id = $1",
+        VillaLock::Exclusive => {
+            "SELECT villa_code, storage_folder FROM villas WHERE id = $1 FOR NO KEY UPDATE"
+        }
+    };
+    let (code, stored): (String, Option<String>) = sqlx::query_as(read)
+        .bind(villa_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("villa"))?;
     if let Some(path) = stored.as_deref().and_then(StoragePath::from_stored) {
         return Ok(path);
     }
@@ -98,12 +122,13 @@ pub struct NewDocument {
 
 /// Records the upload with its bytes and final storage path; returns (id, storage path). A
 /// second file of the same name in the same folder gets a suffix from the record's id before its
-/// extension instead of replacing the first ([`SafeName::candidates`]).
+/// extension instead of replacing the first ([`SafeName::candidates`]). Fixes the villa's folder
+/// first ([`ensure_villa_folder`]): call it before writing any job row.
 pub async fn insert_pending(
     conn: &mut PgConnection,
     doc: &NewDocument,
 ) -> Result<(Uuid, StoragePath)> {
-    let folder = ensure_villa_folder(conn, doc.villa_id).await?;
+    let folder = ensure_villa_folder(conn, doc.villa_id, VillaLock::Shared).await?;
     let id = Uuid::now_v7();
     for name in doc.file_name.candidates(id) {
         let path = document_path(&folder, doc.document_type, &name);

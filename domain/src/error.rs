@@ -42,8 +42,10 @@ pub enum Error {
     },
     #[error("the record was changed by someone else")]
     PreconditionFailed,
+    /// A database failure no client data explains (connection lost, a bug in a statement). What
+    /// a client's data can cause is mapped to 4xx by `From<sqlx::Error>` ([`refused`]).
     #[error(transparent)]
-    Database(#[from] sqlx::Error),
+    Database(sqlx::Error),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -67,15 +69,134 @@ impl Error {
     }
 }
 
-/// Maps a unique-constraint violation to a user error on `field`; anything else stays a database
-/// error. The one place where constraint names become messages.
-pub fn on_unique_violation(err: sqlx::Error, field: &str, message: &str) -> Error {
-    match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => {
-            Error::invalid(field, "duplicate", message)
-        }
-        _ => Error::Database(err),
+/// What Postgres refused of the data it was given (SQLSTATE classes 23 and 22).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// 23505: a unique index already holds the value.
+    Unique,
+    /// 23503: a referenced record is missing, or records still refer to the one deleted.
+    ForeignKey,
+    /// 23514: a CHECK constraint.
+    Check,
+    /// 23502: a NOT NULL column.
+    NotNull,
+    /// Class 22 (data exception): a value out of the type's range (a date of year 0, a number
+    /// too large for its column), text Postgres cannot read as the type.
+    Data,
+}
+
+/// The refusal `err` is, if it is one.
+pub fn refusal(err: &sqlx::Error) -> Option<Refusal> {
+    let sqlx::Error::Database(db) = err else {
+        return None;
+    };
+    let code = db.code()?;
+    Some(match code.as_ref() {
+        "23505" => Refusal::Unique,
+        "23503" => Refusal::ForeignKey,
+        "23514" => Refusal::Check,
+        "23502" => Refusal::NotNull,
+        c if c.starts_with("22") => Refusal::Data,
+        _ => return None,
+    })
+}
+
+/// The one place database errors become answers. A refusal of kind `kind` becomes `to()` (the
+/// caller knows the field and the words: "a template of this name exists already"); any other
+/// error goes through the safety net of `From<sqlx::Error>`.
+pub fn on_refusal(err: sqlx::Error, kind: Refusal, to: impl FnOnce() -> Error) -> Error {
+    if refusal(&err) == Some(kind) {
+        to()
+    } else {
+        Error::from(err)
     }
+}
+
+/// Maps a unique-constraint violation to a user error on `field`; anything else goes through
+/// the safety net.
+pub fn on_unique_violation(err: sqlx::Error, field: &str, message: &str) -> Error {
+    on_refusal(err, Refusal::Unique, || {
+        Error::invalid(field, "duplicate", message)
+    })
+}
+
+/// The safety net: what a client's data can cause is a 4xx, even on a route that missed a check
+/// (a foreign key → 409, a check, not-null or data exception → 400 naming the constraint's field
+/// where it can be told), logged as a warning so that the missing check gets written. Everything
+/// else stays a database error (500).
+impl From<sqlx::Error> for Error {
+    fn from(err: sqlx::Error) -> Self {
+        let Some(kind) = refusal(&err) else {
+            return Error::Database(err);
+        };
+        let sqlx::Error::Database(db) = &err else {
+            return Error::Database(err);
+        };
+        let field = refused_field(db.as_ref());
+        tracing::warn!(
+            error = %db,
+            constraint = db.constraint().unwrap_or_default(),
+            field = field.as_deref().unwrap_or_default(),
+            "the database refused a client's data that no check caught"
+        );
+        let name = field.unwrap_or_else(|| "request".to_owned());
+        match kind {
+            Refusal::Unique => Error::conflict(
+                "DUPLICATE",
+                format!("a record with this {name} exists already"),
+            ),
+            Refusal::ForeignKey => Error::conflict(
+                "CONFLICT",
+                format!(
+                    "{name}: the record it refers to does not exist, or other records still refer to this one"
+                ),
+            ),
+            Refusal::Check => Error::invalid(name, "invalid_value", "is not allowed here"),
+            Refusal::NotNull => Error::invalid(name, "required", "is required"),
+            Refusal::Data => Error::invalid(
+                name,
+                "out_of_range",
+                format!("is outside what can be stored ({})", db.message()),
+            ),
+        }
+    }
+}
+
+/// The request field a refusal is about, in the API's camelCase: the column Postgres names
+/// (not-null), else the constraint's name less its table and kind (`timesheet_days_hours_check`
+/// → `hours`, `work_orders_villa_id_fkey` → `villaId`). `None` when the name says nothing
+/// (`work_orders_check1`).
+fn refused_field(db: &dyn sqlx::error::DatabaseError) -> Option<String> {
+    let pg = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>();
+    let column = pg.and_then(|pg| pg.column()).map(str::to_owned);
+    let column = column.or_else(|| {
+        let constraint = db.constraint()?;
+        let table = db.table().unwrap_or_default();
+        let rest = constraint
+            .strip_prefix(table)
+            .and_then(|r| r.strip_prefix('_'))
+            .unwrap_or(constraint);
+        let rest = ["_check", "_fkey", "_key", "_excl"]
+            .iter()
+            .find_map(|suffix| rest.strip_suffix(suffix))
+            .unwrap_or(rest);
+        let is_numbered_check =
+            rest.starts_with("check") && rest["check".len()..].chars().all(|c| c.is_ascii_digit());
+        (!rest.is_empty() && !is_numbered_check && rest != constraint).then(|| rest.to_owned())
+    })?;
+    let mut camel = String::with_capacity(column.len());
+    let mut upper = false;
+    for c in column.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            camel.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            camel.push(c);
+        }
+    }
+    Some(camel)
 }
 
 /// Collects every invalid field of a request, so that one answer lists all of them.

@@ -3,6 +3,7 @@
 //! and no queue library here: `api` and `workers` build on this.
 
 pub mod batch;
+pub mod clock;
 pub mod crypto;
 pub mod dashboard;
 pub mod db;
@@ -26,4 +27,4 @@ pub mod uploads;
 pub mod villas;
 
 pub use db::MIGRATOR;
-pub use error::{Error, FieldError, Problems, Result, on_unique_violation};
+pub use error::{Error, FieldError, Problems, Refusal, Result, on_refusal, on_unique_violation};

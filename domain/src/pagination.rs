@@ -58,6 +58,9 @@ pub struct Pagination {
 pub struct JsonPage {
     pub data: String,
     pub total: i64,
+    /// Figures over every record matching (not only the page) that a list answers beside its
+    /// page, as a JSON object (`{"totalHours": 12.5}`); `None` for most lists.
+    pub summary: Option<String>,
 }
 
 /// What one list reads, for [`json_page`]: static SQL fragments (never client text).
@@ -79,17 +82,30 @@ pub struct ListSql {
 /// written, so each combination of filters is its own prepared statement with one generic plan
 /// (optional filters written `($1 IS NULL OR col = $1)` would make Postgres plan every request
 /// again). The first page has no OFFSET: Postgres costs an unknown offset as a tenth of the rows
-/// skipped, which would also keep it from a generic plan.
+/// skipped, which would also keep it from a generic plan. `conditions` is written twice (page and
+/// count); the first value it binds is `$1` of the statement, which the item's JSON may read (the
+/// asset list's today).
 pub async fn json_page(
     conn: &mut sqlx::PgConnection,
     list: &ListSql,
     page: PageRequest,
     conditions: impl Fn(&mut sqlx::QueryBuilder<sqlx::Postgres>),
 ) -> crate::Result<JsonPage> {
-    let mut sql = sqlx::QueryBuilder::new("SELECT (SELECT count(*) ");
-    sql.push(list.count_from);
-    conditions(&mut sql);
-    sql.push(") AS total, coalesce((SELECT jsonb_agg(p.item ORDER BY p.n) FROM (SELECT ")
+    json_page_with_summary(conn, list, "NULL", page, conditions).await
+}
+
+/// [`json_page`] with `summary`, a JSON object expression aggregated over every matching record
+/// (`jsonb_build_object('totalHours', coalesce(sum(t.hours), 0))`), computed in the same pass as
+/// the total.
+pub async fn json_page_with_summary(
+    conn: &mut sqlx::PgConnection,
+    list: &ListSql,
+    summary: &'static str,
+    page: PageRequest,
+    conditions: impl Fn(&mut sqlx::QueryBuilder<sqlx::Postgres>),
+) -> crate::Result<JsonPage> {
+    let mut sql = sqlx::QueryBuilder::new("SELECT c.total, c.summary, ");
+    sql.push("coalesce((SELECT jsonb_agg(p.item ORDER BY p.n) FROM (SELECT ")
         .push(list.item)
         .push(" AS item, row_number() OVER (ORDER BY ")
         .push(list.order)
@@ -103,6 +119,11 @@ pub async fn json_page(
     if page.offset() > 0 {
         sql.push(" OFFSET ").push_bind(page.offset());
     }
-    sql.push(") p), '[]')::text AS data");
+    sql.push(") p), '[]')::text AS data FROM (SELECT count(*) AS total, ")
+        .push(summary)
+        .push("::text AS summary ")
+        .push(list.count_from);
+    conditions(&mut sql);
+    sql.push(") c");
     Ok(sql.build_query_as().fetch_one(&mut *conn).await?)
 }

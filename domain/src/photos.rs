@@ -5,7 +5,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::documents::{StoredContent, ensure_villa_folder};
+use crate::documents::StoredContent;
 use crate::storage::{PhotoCategory, SafeName, StoragePath, photo_folder};
 use crate::{Error, Result};
 
@@ -77,11 +77,16 @@ pub struct NewPhoto {
     pub content: Vec<u8>,
 }
 
-/// Records the photo with its bytes and final storage path; a main photo stops the villa's
-/// previous main photo from being main. Returns the id.
-pub async fn insert_pending(conn: &mut PgConnection, photo: &NewPhoto) -> Result<Uuid> {
-    let villa = ensure_villa_folder(conn, photo.villa_id).await?;
-    let folder = photo_folder(&villa, photo.category, photo.subfolder.as_ref());
+/// Records the photo with its bytes and final storage path in the villa's folder `villa` (from
+/// [`ensure_villa_folder`], the transaction's first statement, with [`VillaLock::Exclusive`]
+/// when any photo of the upload is a cover); a main photo stops the villa's previous main photo
+/// from being main. Returns the id.
+pub async fn insert_pending(
+    conn: &mut PgConnection,
+    villa: &StoragePath,
+    photo: &NewPhoto,
+) -> Result<Uuid> {
+    let folder = photo_folder(villa, photo.category, photo.subfolder.as_ref());
     let id = Uuid::now_v7();
     if photo.is_cover {
         unset_cover(conn, photo.villa_id).await?;

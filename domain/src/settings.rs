@@ -40,26 +40,29 @@ pub struct CoreSettings {
     pub log_json: bool,
     pub planned_maintenance: PlannedMaintenanceSettings,
     pub stock_alerts: StockAlertSettings,
+    /// `BUSINESS_TIME_ZONE` (IANA name, default `UTC`): whose day "today" is (a timesheet's
+    /// latest date, due dates, expiry alerts, reports' default periods).
+    pub business_time_zone: crate::clock::BusinessZone,
 }
 
-/// Stock alerts: how often the scheduler evaluates every item, and how near an expiry date
-/// raises an alert.
+/// Stock alerts: how near an expiry date raises an alert. (How often the scheduler evaluates
+/// every item, `ALERT_EVALUATION_INTERVAL_SECS`, is declared beside the job: `jobs::Periodic`.)
 #[derive(Debug, Clone)]
 pub struct StockAlertSettings {
-    /// `ALERT_EVALUATION_INTERVAL_SECS` (default 900).
-    pub evaluate_every: Duration,
     /// `EXPIRY_ALERT_DAYS` (default 30): an item expiring within this many days has an alert.
     pub expiry_days: u32,
 }
 
-/// Planned maintenance: how far ahead work orders are generated, and how often the scheduler
-/// runs the generation.
+/// Planned maintenance: how far ahead and how far back work orders are generated. (How often the
+/// scheduler runs the generation, `PM_GENERATE_INTERVAL_SECS`, is declared beside the job:
+/// `jobs::Periodic`.)
 #[derive(Debug, Clone)]
 pub struct PlannedMaintenanceSettings {
     /// `PM_LEAD_DAYS` (default 7): an occurrence gets its work order this many days ahead.
     pub lead_days: u32,
-    /// `PM_GENERATE_INTERVAL_SECS` (default 900).
-    pub generate_every: Duration,
+    /// `PM_CATCH_UP_DAYS` (default 31): occurrences missed longer ago than this (a schedule
+    /// created with an old start, a platform stopped for weeks) get no work order.
+    pub catch_up_days: u32,
 }
 
 impl fmt::Debug for CoreSettings {
@@ -203,6 +206,21 @@ fn app_env(lookup: Lookup<'_>) -> Result<AppEnv, SettingsError> {
     }
 }
 
+/// A duration in whole seconds from the variable `name` (`default` when it is not set, at least
+/// one second), for a setting declared beside the code that uses it rather than in
+/// [`CoreSettings`]: a periodic job's interval (`jobs::Periodic`). A malformed value is an error
+/// naming the variable, in every environment, as for the settings above.
+pub fn seconds_setting(
+    lookup: Lookup<'_>,
+    name: &str,
+    default: Duration,
+) -> Result<Duration, SettingsError> {
+    let (_, mut env) = Env::open(lookup)?;
+    let secs = env.parsed(name, default.as_secs(), "a whole number of seconds");
+    env.finish()?;
+    Ok(Duration::from_secs(secs.max(1)))
+}
+
 /// Where development keeps what it generates (keys, stored files): `.dev/` in the working folder.
 pub fn dev_dir() -> PathBuf {
     PathBuf::from(process_env("DEV_DIR").unwrap_or_else(|| ".dev".to_owned()))
@@ -273,26 +291,16 @@ impl CoreSettings {
         };
         let planned_maintenance = PlannedMaintenanceSettings {
             lead_days: env.parsed("PM_LEAD_DAYS", 7u32, "a whole number of days"),
-            generate_every: Duration::from_secs(
-                env.parsed(
-                    "PM_GENERATE_INTERVAL_SECS",
-                    900u64,
-                    "a whole number of seconds",
-                )
-                .max(1),
-            ),
+            catch_up_days: env.parsed("PM_CATCH_UP_DAYS", 31u32, "a whole number of days"),
         };
         let stock_alerts = StockAlertSettings {
-            evaluate_every: Duration::from_secs(
-                env.parsed(
-                    "ALERT_EVALUATION_INTERVAL_SECS",
-                    900u64,
-                    "a whole number of seconds",
-                )
-                .max(1),
-            ),
             expiry_days: env.parsed("EXPIRY_ALERT_DAYS", 30u32, "a whole number of days"),
         };
+        let business_time_zone = env.parsed(
+            "BUSINESS_TIME_ZONE",
+            crate::clock::BusinessZone::default(),
+            "an IANA time zone name such as Asia/Makassar",
+        );
         let redis_prefix = env.parsed("REDIS_QUEUE_PREFIX", "villa".to_owned(), "a key prefix");
         let db_max_connections = env.parsed("DB_MAX_CONNECTIONS", 20u32, "a whole number");
         let jobs = JobSettings {
@@ -346,6 +354,7 @@ impl CoreSettings {
             log_json,
             planned_maintenance,
             stock_alerts,
+            business_time_zone,
         })
     }
 }
@@ -554,6 +563,37 @@ mod tests {
             )
         );
         assert!(!format!("{core:?}").contains(KEY));
+    }
+
+    fn read_seconds(vars: &[(&str, &str)]) -> Result<Duration, SettingsError> {
+        seconds_setting(
+            &lookup(vars),
+            "PM_GENERATE_INTERVAL_SECS",
+            Duration::from_secs(900),
+        )
+    }
+
+    #[test]
+    fn a_setting_in_seconds_names_its_variable_when_malformed() {
+        assert_eq!(read_seconds(&[]).unwrap(), Duration::from_secs(900));
+        assert_eq!(
+            read_seconds(&[("PM_GENERATE_INTERVAL_SECS", " 60 ")]).unwrap(),
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            read_seconds(&[("PM_GENERATE_INTERVAL_SECS", "0")]).unwrap(),
+            Duration::from_secs(1)
+        );
+        let err = read_seconds(&[
+            ("APP_ENV", "production"),
+            ("PM_GENERATE_INTERVAL_SECS", "15m"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("PM_GENERATE_INTERVAL_SECS must be a whole number of seconds"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -255,6 +255,9 @@ pub const STAFF_FIELDS: &[FieldSpec] = &[
     field("email", "email", Kind::Email),
     field("phone", "phone", Kind::Phone),
     field("nationality", "nationality", Kind::Text(100)),
+    // The person's login (`sub` of their token): hours they log themselves count against the
+    // same day as hours logged for them.
+    field("identitySubject", "identity_subject", Kind::Text(255)),
 ];
 
 /// Checks a new staff member; the phone is stored in E.164 form.
@@ -280,6 +283,7 @@ macro_rules! staff_json {
         "jsonb_build_object('id', s.id, 'firstName', s.first_name, 'lastName', s.last_name,
             'name', concat_ws(' ', s.first_name, s.last_name), 'email', s.email, 'phone', s.phone,
             'defaultRole', s.default_role, 'nationality', s.nationality, 'isActive', s.is_active,
+            'identitySubject', s.identity_subject,
             'assignments', coalesce((SELECT jsonb_agg(jsonb_build_object('villaId', vs.villa_id,
                     'villaName', v.villa_name, 'role', vs.role, 'isPrimary', vs.is_primary)
                     ORDER BY v.villa_name, vs.villa_id)
@@ -303,6 +307,8 @@ pub struct StaffView {
     default_role: String,
     nationality: Option<String>,
     is_active: bool,
+    /// The person's login at the identity provider (`sub` of their token), if linked.
+    identity_subject: Option<String>,
     assignments: Vec<StaffVillaAssignment>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
@@ -335,14 +341,21 @@ pub struct AssignmentView {
 pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
     let id = Uuid::now_v7();
     sqlx::query(
-        "INSERT INTO staff (id, first_name, last_name, email, phone, default_role, nationality)
-         SELECT $1, first_name, last_name, email, phone, default_role, nationality
+        "INSERT INTO staff (id, first_name, last_name, email, phone, default_role, nationality, identity_subject)
+         SELECT $1, first_name, last_name, email, phone, default_role, nationality, identity_subject
          FROM jsonb_populate_record(NULL::staff, $2)",
     )
     .bind(id)
     .bind(patch.to_value())
     .execute(&mut *conn)
-    .await?;
+    .await
+    .map_err(|e| {
+        crate::on_unique_violation(
+            e,
+            "identitySubject",
+            "another staff member has this identity subject",
+        )
+    })?;
     Ok(id)
 }
 

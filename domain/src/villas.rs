@@ -537,3 +537,96 @@ pub async fn ensure_exists(conn: &mut PgConnection, id: Uuid) -> Result<()> {
         .await?;
     found.map(|_| ()).ok_or(Error::NotFound("villa"))
 }
+
+/// What holds a villa that has operational history, kind by kind (only the kinds it has). The
+/// company must keep these records: such a villa is archived, never deleted.
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VillaHolds {
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stock_items: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub assets: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub work_orders: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub emergencies: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub timesheets: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub planned_maintenance_schedules: i64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub field_notes: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+impl VillaHolds {
+    fn described(&self) -> Vec<String> {
+        [
+            (self.stock_items, "stock item"),
+            (self.assets, "asset"),
+            (self.work_orders, "work order"),
+            (self.emergencies, "emergency"),
+            (self.timesheets, "timesheet entry"),
+            (
+                self.planned_maintenance_schedules,
+                "planned-maintenance schedule",
+            ),
+            (self.field_notes, "field note"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| {
+            if n == 1 {
+                format!("1 {what}")
+            } else if what.ends_with('y') {
+                format!("{n} {}ies", what.trim_end_matches('y'))
+            } else {
+                format!("{n} {what}s")
+            }
+        })
+        .collect()
+    }
+}
+
+/// Refuses with 409 `VILLA_IN_USE` when the villa has operational history (stock items, assets,
+/// work orders, emergencies, timesheets, planned-maintenance schedules, field notes), naming the
+/// count of each kind in `details.inUse`; the message says to archive it instead. Every delete
+/// of a villa goes through here (the wizard's and management's).
+pub async fn refuse_if_in_use(conn: &mut PgConnection, id: Uuid) -> Result<()> {
+    let holds: (i64, i64, i64, i64, i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM inventory_items WHERE property_id = $1),
+                (SELECT count(*) FROM assets WHERE villa_id = $1),
+                (SELECT count(*) FROM work_orders WHERE villa_id = $1),
+                (SELECT count(*) FROM emergencies WHERE villa_id = $1),
+                (SELECT count(*) FROM timesheets WHERE villa_id = $1),
+                (SELECT count(*) FROM pm_schedules s JOIN assets a ON a.id = s.asset_id WHERE a.villa_id = $1),
+                (SELECT count(*) FROM field_notes WHERE villa_id = $1)",
+    )
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let holds = VillaHolds {
+        stock_items: holds.0,
+        assets: holds.1,
+        work_orders: holds.2,
+        emergencies: holds.3,
+        timesheets: holds.4,
+        planned_maintenance_schedules: holds.5,
+        field_notes: holds.6,
+    };
+    if holds == VillaHolds::default() {
+        return Ok(());
+    }
+    Err(Error::ConflictWith {
+        code: "VILLA_IN_USE",
+        message: format!(
+            "the villa has operational history ({}), which the company keeps; archive it instead (status ARCHIVED or INACTIVE keeps everything)",
+            holds.described().join(", ")
+        ),
+        details: serde_json::json!({ "inUse": holds }),
+    })
+}

@@ -32,6 +32,19 @@ impl EvaluateStockAlerts {
     }
 }
 
+/// The scheduler evaluates every item every `ALERT_EVALUATION_INTERVAL_SECS`.
+impl crate::Periodic for EvaluateStockAlerts {
+    const INTERVAL_SETTING: &'static str = "ALERT_EVALUATION_INTERVAL_SECS";
+    const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(900);
+
+    fn for_tick(tick: String) -> Self {
+        Self {
+            item_id: None,
+            tick: Some(tick),
+        }
+    }
+}
+
 impl Job for EvaluateStockAlerts {
     const KIND: &'static str = "alerts.evaluate_stock";
     const QUEUE: Queue = Queue::Alerts;
@@ -52,15 +65,18 @@ impl Job for EvaluateStockAlerts {
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
         let mut conn = ctx.pool.acquire().await?;
         let started = std::time::Instant::now();
-        let (opened, resolved) = domain::inventory::alerts::evaluate(
+        // Expiry is measured against the company's day, not the database session's.
+        let done = domain::inventory::alerts::evaluate(
             &mut conn,
             self.item_id,
             ctx.services.expiry_alert_days,
+            ctx.services.business_time_zone.today(),
         )
         .await?;
         Ok(json!({
-            "opened": opened,
-            "resolved": resolved,
+            "opened": done.opened,
+            "resolved": done.resolved,
+            "released": done.released,
             "itemId": self.item_id,
             "millis": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }))

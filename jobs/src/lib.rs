@@ -4,7 +4,8 @@
 //! change that needs it, and an id pushed to its apalis Redis queue after that transaction
 //! commits. Workers (crate `workers`) claim the row with a conditional update, run the kind's
 //! handler and record the outcome; a dispatcher pushes again whatever Redis lost. One module per
-//! kind of job: its payload, its queue, how it is enqueued and the function that does the work.
+//! kind of job: its payload, its queue, how it is enqueued and the function that does the work,
+//! and for work the scheduler enqueues at an interval, its [`Periodic`] impl.
 
 pub mod alerts;
 pub mod documents;
@@ -68,6 +69,29 @@ pub trait Job: Serialize + DeserializeOwned + Send + Sync + 'static {
                 inserted: inserted.is_some(),
             })
         }
+    }
+}
+
+/// A job the scheduler enqueues at a fixed interval. Declared beside the job, with the setting
+/// that names its interval, so that the scheduler's table (`workers/src/bin/scheduler.rs`) needs
+/// one line per periodic job: `periodic::<TheJob>(lookup)`.
+pub trait Periodic: Job {
+    /// The environment variable giving the interval in whole seconds (at least 1).
+    const INTERVAL_SETTING: &'static str;
+    /// The interval when [`INTERVAL_SETTING`](Self::INTERVAL_SETTING) is not set.
+    const DEFAULT_INTERVAL: Duration;
+
+    /// The job of one tick. Its [`dedupe_key`](Job::dedupe_key) must name `tick`: every scheduler
+    /// names a tick alike, so that is what makes one job per tick however many schedulers fire.
+    fn for_tick(tick: String) -> Self;
+
+    /// The interval configured in `lookup` (the process environment in the scheduler). Read
+    /// through `domain::settings`, so a malformed value is an error naming the variable and the
+    /// scheduler refuses to start.
+    fn interval(
+        lookup: domain::settings::Lookup<'_>,
+    ) -> Result<Duration, domain::settings::SettingsError> {
+        domain::settings::seconds_setting(lookup, Self::INTERVAL_SETTING, Self::DEFAULT_INTERVAL)
     }
 }
 

@@ -22,6 +22,19 @@ pub struct GeneratePlannedWork {
     pub schedule_id: Option<Uuid>,
 }
 
+/// The scheduler runs the generation of every schedule every `PM_GENERATE_INTERVAL_SECS`.
+impl crate::Periodic for GeneratePlannedWork {
+    const INTERVAL_SETTING: &'static str = "PM_GENERATE_INTERVAL_SECS";
+    const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(900);
+
+    fn for_tick(tick: String) -> Self {
+        Self {
+            tick: Some(tick),
+            schedule_id: None,
+        }
+    }
+}
+
 impl Job for GeneratePlannedWork {
     const KIND: &'static str = "maintenance.generate_planned_work";
     const QUEUE: Queue = Queue::Maintenance;
@@ -35,11 +48,16 @@ impl Job for GeneratePlannedWork {
     }
 
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
-        let until = chrono::Utc::now().date_naive()
-            + chrono::Days::new(u64::from(ctx.services.pm_lead_days));
+        // The company's day, not UTC's: in Bali a schedule is due from Bali's midnight. Missed
+        // occurrences older than PM_CATCH_UP_DAYS get no work order.
+        let window = domain::maintenance::pmp::Window::new(
+            ctx.services.business_time_zone.today(),
+            ctx.services.pm_catch_up_days,
+            ctx.services.pm_lead_days,
+        );
         let mut conn = ctx.pool.acquire().await?;
         let created =
-            domain::maintenance::pmp::generate(&mut conn, until, self.schedule_id).await?;
-        Ok(json!({ "created": created, "until": until }))
+            domain::maintenance::pmp::generate(&mut conn, window, self.schedule_id).await?;
+        Ok(json!({ "created": created, "from": window.from, "until": window.until }))
     }
 }

@@ -19,6 +19,11 @@ pub struct JobServices {
     pub pm_lead_days: u32,
     /// `EXPIRY_ALERT_DAYS`: how near an expiry date raises a stock alert.
     pub expiry_alert_days: u32,
+    /// `PM_CATCH_UP_DAYS`: how far back missed planned-maintenance occurrences still get a work
+    /// order.
+    pub pm_catch_up_days: u32,
+    /// `BUSINESS_TIME_ZONE`: whose "today" due dates and expiry are measured against.
+    pub business_time_zone: domain::clock::BusinessZone,
 }
 
 impl JobServices {
@@ -27,6 +32,8 @@ impl JobServices {
             store: DocumentStore::from_settings(settings),
             pm_lead_days: settings.planned_maintenance.lead_days,
             expiry_alert_days: settings.stock_alerts.expiry_days,
+            pm_catch_up_days: settings.planned_maintenance.catch_up_days,
+            business_time_zone: settings.business_time_zone,
         }
     }
 }

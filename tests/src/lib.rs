@@ -49,12 +49,10 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
         log_json: false,
         planned_maintenance: domain::settings::PlannedMaintenanceSettings {
             lead_days: 7,
-            generate_every: Duration::from_secs(900),
+            catch_up_days: 31,
         },
-        stock_alerts: domain::settings::StockAlertSettings {
-            evaluate_every: Duration::from_secs(900),
-            expiry_days: 30,
-        },
+        stock_alerts: domain::settings::StockAlertSettings { expiry_days: 30 },
+        business_time_zone: domain::clock::BusinessZone::default(),
     }
 }
 
@@ -75,6 +73,8 @@ pub struct TestAppOptions {
     pub dev_key: Option<ed25519_dalek::SigningKey>,
     /// The API description answers are checked against (default: the API's own).
     pub doc: Option<utoipa::openapi::OpenApi>,
+    /// `BUSINESS_TIME_ZONE` of the API and of the workers [`TestApp::worker`] starts.
+    pub business_time_zone: domain::clock::BusinessZone,
 }
 
 impl Default for TestAppOptions {
@@ -88,6 +88,7 @@ impl Default for TestAppOptions {
             cors_origins: Some(vec!["https://app.example.test".to_owned()]),
             dev_key: None,
             doc: None,
+            business_time_zone: domain::clock::BusinessZone::default(),
         }
     }
 }
@@ -119,6 +120,7 @@ impl TestApp {
         if options.development {
             core.app_env = domain::settings::AppEnv::Development;
         }
+        core.business_time_zone = options.business_time_zone;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let auth = match &options.dev_key {

@@ -1,6 +1,7 @@
 //! `/inventory/alerts`: stock alerts raised by the alerts jobs, acknowledged and resolved by
 //! people.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State};
 use domain::{
     Problems,
@@ -9,7 +10,6 @@ use domain::{
         alerts::{self, Filter},
         views,
     },
-    pagination::PageRequest,
     record::members,
 };
 use serde::Deserialize;
@@ -21,8 +21,8 @@ use uuid::Uuid;
 use crate::{
     auth::CurrentUser,
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     query::{id_filter, set_filter},
     state::AppState,
@@ -40,10 +40,6 @@ fn type_param() -> utoipa::openapi::schema::Object {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct AlertQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(schema_with = status_param)]
     status: Option<String>,
     #[serde(rename = "type")]
@@ -57,14 +53,15 @@ pub struct AlertQuery {
 
 /// Alerts, newest first.
 #[utoipa::path(get, operation_id = "inventory_alerts_list", path = "/inventory/alerts", tag = "inventory",
-    params(AlertQuery),
+    params(PageQuery, AlertQuery),
     responses((status = 200, body = Page<views::Alert>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<AlertQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         status: set_filter(&mut problems, "status", q.status.as_deref(), ALERT_STATUSES),
         kind: set_filter(&mut problems, "type", q.kind.as_deref(), ALERT_TYPES),
@@ -121,6 +118,12 @@ crate::computed_schema!(
 
 /// An open alert (ACTIVE or ACKNOWLEDGED) → RESOLVED with the action taken (409
 /// `INVALID_ALERT_STATE` when already resolved).
+///
+/// The resolution holds while the cause lasts: the evaluations raise no new alert for this item
+/// and type until the cause clears and comes back (restocked above the minimum and then below it
+/// again, repaired and then damaged again, a new expiry date coming near), or until it gets worse
+/// than the severity the alert was resolved at (a LOW_STOCK WARNING reaching 0, an EXPIRY
+/// WARNING whose date passes), which raises a new CRITICAL alert at once.
 #[utoipa::path(post, operation_id = "inventory_alerts_resolve", path = "/inventory/alerts/{id}/resolve", tag = "inventory",
     params(("id" = Uuid, Path)), request_body = AlertResolution,
     responses((status = 200, body = views::Alert), (status = 409, description = "INVALID_ALERT_STATE")))]

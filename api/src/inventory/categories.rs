@@ -1,5 +1,6 @@
 //! `/inventory/categories`: the category tree items are filed under.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -7,7 +8,6 @@ use domain::{
         categories::{self, CREATE_FIELDS},
         views,
     },
-    pagination::PageRequest,
     record::{SchemaUse, json_schema, parse_patch},
 };
 use serde::Deserialize;
@@ -18,8 +18,8 @@ use uuid::Uuid;
 
 use crate::{
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     query::id_filter,
     state::AppState,
@@ -29,10 +29,6 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct CategoryQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     /// Only the categories directly under this one.
     #[param(value_type = Option<Uuid>)]
     parent_id: Option<String>,
@@ -41,14 +37,15 @@ pub struct CategoryQuery {
 /// Categories ordered by path (a parent just before its children), the shipped top level
 /// included.
 #[utoipa::path(get, operation_id = "inventory_categories_list", path = "/inventory/categories", tag = "inventory",
-    params(CategoryQuery),
+    params(PageQuery, CategoryQuery),
     responses((status = 200, body = Page<views::Category>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<CategoryQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let parent = id_filter(&mut problems, "parentId", q.parent_id.as_deref());
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;

@@ -1,6 +1,7 @@
 //! `/inventory/items`: stock items. Managers and admins create, change and archive them (the
 //! permission table says so); their quantity moves only through `/inventory/movements`.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -9,7 +10,6 @@ use domain::{
         items::{self, CREATE_FIELDS, Filter, QUANTITY_IS_THE_LEDGERS, UPDATE_FIELDS},
         views,
     },
-    pagination::PageRequest,
     record::{SchemaUse, json_schema, parse_patch},
 };
 use serde::Deserialize;
@@ -22,8 +22,8 @@ use super::{category_filter, evaluate_alerts_of};
 use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     query::{bool_filter, id_filter, set_filter},
     state::AppState,
@@ -33,10 +33,6 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct ItemQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     /// A category code; the categories under it are included.
     category: Option<String>,
     #[param(value_type = Option<Uuid>)]
@@ -54,14 +50,15 @@ pub struct ItemQuery {
 
 /// Stock items in use, ordered by name.
 #[utoipa::path(get, operation_id = "inventory_items_list", path = "/inventory/items", tag = "inventory",
-    params(ItemQuery),
+    params(PageQuery, ItemQuery),
     responses((status = 200, body = Page<views::Item>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let search = q.search.as_deref().map(str::trim).filter(|s| !s.is_empty());
     if search.is_some_and(|s| s.chars().count() > 200) {
         problems.push("search", "too_long", "at most 200 characters");

@@ -1,5 +1,6 @@
 //! `/inventory/locations`: the places of a property where stock is kept, as a tree.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -8,7 +9,6 @@ use domain::{
         locations::{self, CREATE_FIELDS, Filter},
         views,
     },
-    pagination::PageRequest,
     record::{SchemaUse, json_schema, parse_patch},
 };
 use serde::Deserialize;
@@ -19,8 +19,8 @@ use uuid::Uuid;
 
 use crate::{
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     query::{id_filter, set_filter},
     state::AppState,
@@ -34,10 +34,6 @@ fn type_param() -> utoipa::openapi::schema::Object {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct LocationQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(value_type = Option<Uuid>)]
     property_id: Option<String>,
     /// Only the locations directly under this one.
@@ -50,14 +46,15 @@ pub struct LocationQuery {
 
 /// Locations ordered by path (a parent just before what it holds).
 #[utoipa::path(get, operation_id = "inventory_locations_list", path = "/inventory/locations", tag = "inventory",
-    params(LocationQuery),
+    params(PageQuery, LocationQuery),
     responses((status = 200, body = Page<views::Location>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<LocationQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         property_id: id_filter(&mut problems, "propertyId", q.property_id.as_deref()),
         parent_id: id_filter(&mut problems, "parentId", q.parent_id.as_deref()),

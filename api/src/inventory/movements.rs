@@ -1,5 +1,6 @@
 //! `/inventory/movements`: the ledger. Staff, managers and admins record stock in and out.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -8,7 +9,6 @@ use domain::{
         movements::{self, Filter},
         views,
     },
-    pagination::PageRequest,
     record::AMOUNT_MAX,
 };
 use serde::Deserialize;
@@ -20,8 +20,8 @@ use super::evaluate_alerts_of;
 use crate::{
     auth::CurrentUser,
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     query::{date_filter, id_filter, set_filter},
     state::AppState,
@@ -35,10 +35,6 @@ fn type_param() -> utoipa::openapi::schema::Object {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct MovementQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     item_id: Option<String>,
     #[serde(rename = "type")]
@@ -46,30 +42,32 @@ pub struct MovementQuery {
     kind: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     property_id: Option<String>,
-    /// From this date (UTC, inclusive).
+    /// From this date (inclusive; the company's day, `BUSINESS_TIME_ZONE`).
     #[param(value_type = Option<chrono::NaiveDate>)]
     start_date: Option<String>,
-    /// To this date (UTC, inclusive).
+    /// To this date (inclusive; the company's day).
     #[param(value_type = Option<chrono::NaiveDate>)]
     end_date: Option<String>,
 }
 
 /// Movements, newest first, with their item and property.
 #[utoipa::path(get, operation_id = "inventory_movements_list", path = "/inventory/movements", tag = "inventory",
-    params(MovementQuery),
+    params(PageQuery, MovementQuery),
     responses((status = 200, body = Page<views::MovementItem>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<MovementQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         item_id: id_filter(&mut problems, "itemId", q.item_id.as_deref()),
         kind: set_filter(&mut problems, "type", q.kind.as_deref(), MOVEMENT_TYPES),
         property_id: id_filter(&mut problems, "propertyId", q.property_id.as_deref()),
         start_date: date_filter(&mut problems, "startDate", q.start_date.as_deref()),
         end_date: date_filter(&mut problems, "endDate", q.end_date.as_deref()),
+        zone: state.core.business_time_zone,
     };
     if let (Some(start), Some(end)) = (filter.start_date, filter.end_date)
         && end < start

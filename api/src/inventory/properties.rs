@@ -4,7 +4,6 @@ use axum::extract::State;
 use domain::{
     Problems,
     inventory::{properties, views},
-    pagination::PageRequest,
 };
 
 use crate::{
@@ -24,7 +23,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = q.read(&mut problems);
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
     Ok(JsonPageAnswer::new(

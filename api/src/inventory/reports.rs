@@ -43,10 +43,11 @@ pub struct MovementReportQuery {
     location_id: Option<String>,
     /// A category code; the categories under it are included.
     category: Option<String>,
-    /// First day (UTC, inclusive); default 30 days before `endDate`.
+    /// First day (inclusive; days are the company's, `BUSINESS_TIME_ZONE`); default 30 days
+    /// before `endDate`.
     #[param(value_type = Option<NaiveDate>)]
     start_date: Option<String>,
-    /// Last day (UTC, inclusive); default today.
+    /// Last day (inclusive); default today, the company's day.
     #[param(value_type = Option<NaiveDate>)]
     end_date: Option<String>,
 }
@@ -239,7 +240,9 @@ pub async fn movements(
     let start = date_filter(&mut problems, "startDate", q.start_date.as_deref());
     let end = date_filter(&mut problems, "endDate", q.end_date.as_deref());
     problems.finish()?;
-    let end = end.unwrap_or_else(|| Utc::now().date_naive());
+    // "Today" is the company's day (BUSINESS_TIME_ZONE), and so are the period's days.
+    let zone = state.core.business_time_zone;
+    let end = end.unwrap_or_else(|| zone.today());
     let start = start.unwrap_or(end - chrono::Days::new(30));
     if end < start {
         return Err(AppError::invalid(
@@ -256,7 +259,7 @@ pub async fn movements(
         ));
     }
     Ok(Json(
-        reports::movements(&mut conn, &filter, start, end).await?,
+        reports::movements(&mut conn, &filter, start, end, zone).await?,
     ))
 }
 

@@ -1,5 +1,6 @@
 //! `/inventory/transfers`: stock moving between locations, in transit until received.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -8,7 +9,6 @@ use domain::{
         transfers::{self, Filter},
         views,
     },
-    pagination::PageRequest,
     record::AMOUNT_MAX,
 };
 use serde::Deserialize;
@@ -21,8 +21,8 @@ use super::evaluate_alerts_of;
 use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     query::{id_filter, set_filter},
     state::AppState,
@@ -36,10 +36,6 @@ fn status_param() -> utoipa::openapi::schema::Object {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct TransferQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(schema_with = status_param)]
     status: Option<String>,
     /// The source or the destination.
@@ -49,14 +45,15 @@ pub struct TransferQuery {
 
 /// Transfers, newest first.
 #[utoipa::path(get, operation_id = "inventory_transfers_list", path = "/inventory/transfers", tag = "inventory",
-    params(TransferQuery),
+    params(PageQuery, TransferQuery),
     responses((status = 200, body = Page<views::Transfer>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<TransferQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         status: set_filter(
             &mut problems,

@@ -1,5 +1,6 @@
 //! `/maintenance/assets`: a villa's equipment, its health readings and warranty.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -8,7 +9,6 @@ use domain::{
         assets::{self, CREATE_FIELDS, Filter, HEALTH_FIELDS},
         views,
     },
-    pagination::PageRequest,
     record::{SchemaUse, json_schema, parse_patch},
 };
 use serde::Deserialize;
@@ -21,8 +21,8 @@ use super::{id_filter, set_filter};
 use crate::{
     auth::CurrentUser,
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     state::AppState,
 };
@@ -31,10 +31,6 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct AssetQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(value_type = Option<Uuid>)]
     villa_id: Option<String>,
     #[param(schema_with = super::category_param)]
@@ -45,14 +41,15 @@ pub struct AssetQuery {
 
 /// Assets, newest first.
 #[utoipa::path(get, operation_id = "maintenance_assets_list", path = "/maintenance/assets", tag = "maintenance",
-    params(AssetQuery),
+    params(PageQuery, AssetQuery),
     responses((status = 200, body = Page<views::AssetItem>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<AssetQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         villa_id: id_filter(&mut problems, "villaId", q.villa_id.as_deref()),
         category: set_filter(&mut problems, "category", q.category.as_deref(), CATEGORIES),
@@ -64,9 +61,10 @@ pub async fn list(
         ),
     };
     problems.finish()?;
+    let today = state.core.business_time_zone.today();
     let mut conn = state.pool.acquire().await?;
     Ok(JsonPageAnswer::new(
-        assets::list(&mut conn, &filter, page).await?,
+        assets::list(&mut conn, &filter, page, today).await?,
         page,
     ))
 }
@@ -81,7 +79,8 @@ pub async fn get(
     ApiPath(id): ApiPath<Uuid>,
 ) -> Result<Json<Value>, AppError> {
     let mut conn = state.pool.acquire().await?;
-    Ok(Json(assets::get(&mut conn, id).await?))
+    let today = state.core.business_time_zone.today();
+    Ok(Json(assets::get(&mut conn, id, today).await?))
 }
 
 crate::computed_schema!(
@@ -103,7 +102,8 @@ pub async fn create(
     problems.finish()?;
     let mut tx = state.pool.begin().await?;
     let id = assets::create(&mut tx, &patch).await?;
-    let asset = assets::get(&mut tx, id).await?;
+    let today = state.core.business_time_zone.today();
+    let asset = assets::get(&mut tx, id, today).await?;
     tx.commit().await?;
     Ok((StatusCode::CREATED, Json(asset)))
 }
@@ -128,7 +128,8 @@ pub async fn health(
     problems.finish()?;
     let mut tx = state.pool.begin().await?;
     assets::record_health(&mut tx, id, &patch, &user.subject).await?;
-    let asset = assets::get(&mut tx, id).await?;
+    let today = state.core.business_time_zone.today();
+    let asset = assets::get(&mut tx, id, today).await?;
     tx.commit().await?;
     Ok(Json(asset))
 }

@@ -1,6 +1,7 @@
 //! `/maintenance/emergencies`: report (with its URGENT work order), move forward, log actions,
 //! list and read with the timeline.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -10,7 +11,6 @@ use domain::{
         },
         views,
     },
-    pagination::PageRequest,
     record::{SchemaUse, json_schema, parse_patch},
 };
 use serde::Deserialize;
@@ -23,8 +23,8 @@ use super::{id_filter, set_filter};
 use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     state::AppState,
 };
@@ -33,10 +33,6 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct EmergencyQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(inline, value_type = Option<views::EmergencyStatus>)]
     status: Option<String>,
     #[param(inline, value_type = Option<views::Severity>)]
@@ -47,14 +43,15 @@ pub struct EmergencyQuery {
 
 /// Emergencies, newest first.
 #[utoipa::path(get, operation_id = "maintenance_emergencies_list", path = "/maintenance/emergencies", tag = "maintenance",
-    params(EmergencyQuery),
+    params(PageQuery, EmergencyQuery),
     responses((status = 200, body = Page<views::EmergencyItem>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<EmergencyQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         status: set_filter(&mut problems, "status", q.status.as_deref(), STATUSES),
         severity: set_filter(&mut problems, "severity", q.severity.as_deref(), SEVERITIES),

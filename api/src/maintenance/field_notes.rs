@@ -2,6 +2,7 @@
 //! asset. Files are checked by their bytes, answered at once, and put in the villa's
 //! `Maintenance/Field-Notes/` folder by the documents worker; `fileUrl` serves them either way.
 
+use crate::paging::PageQuery;
 use axum::{
     Json,
     extract::State,
@@ -14,7 +15,6 @@ use domain::{
         field_notes::{self, NewFieldNote, PHOTO_TYPES, TYPES},
         views,
     },
-    pagination::PageRequest,
 };
 use jobs::{
     Job,
@@ -31,7 +31,7 @@ use crate::{
     auth::CurrentUser,
     error::AppError,
     extract::{ApiMultipart, ApiPath, ApiQuery},
-    onboarding::{bytes_response, documents::read_content},
+    files::{bytes_response, read_content},
     paging::{JsonPageAnswer, Page},
     state::AppState,
     uploads::Form,
@@ -146,22 +146,28 @@ pub async fn create(
         asset_id,
         file,
     };
-    let mut tx = state.pool.begin().await?;
-    let id = field_notes::insert(&mut tx, &note, &user.subject).await?;
+    // Run again if Postgres broke a deadlock with an upload of the same new villa.
+    let (view, jobs) = crate::error::retry_transient(|| async {
+        let mut tx = state.pool.begin().await?;
+        // Fixes the villa's folder before any job row (the one lock order of every upload).
+        let id = field_notes::insert(&mut tx, &note, &user.subject).await?;
+        let view = field_notes::get(&mut tx, id).await?;
+        let mut jobs = Vec::new();
+        if view["storagePath"].is_string() {
+            let villa_id: Uuid = view["villaId"]
+                .as_str()
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| {
+                    AppError::Internal(anyhow::anyhow!("field note {id} without a villa"))
+                })?;
+            jobs.push(CreateVillaTree { villa_id }.enqueue(&mut tx).await?);
+            jobs.push(StoreFieldNote { note_id: id }.enqueue(&mut tx).await?);
+        }
+        tx.commit().await?;
+        Ok((view, jobs))
+    })
+    .await?;
     drop(note);
-    let view = field_notes::get(&mut tx, id).await?;
-    let mut jobs = Vec::new();
-    if view["storagePath"].is_string() {
-        let villa_id: Uuid = view["villaId"]
-            .as_str()
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| {
-                AppError::Internal(anyhow::anyhow!("field note {id} without a villa"))
-            })?;
-        jobs.push(CreateVillaTree { villa_id }.enqueue(&mut tx).await?);
-        jobs.push(StoreFieldNote { note_id: id }.enqueue(&mut tx).await?);
-    }
-    tx.commit().await?;
     state.queues.push_in_background(jobs);
     Ok((StatusCode::CREATED, Json(view)))
 }
@@ -170,10 +176,6 @@ pub async fn create(
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct FieldNoteQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(value_type = Option<Uuid>)]
     work_order_id: Option<String>,
     #[param(value_type = Option<Uuid>)]
@@ -182,14 +184,15 @@ pub struct FieldNoteQuery {
 
 /// Notes, newest first, of a work order and/or an asset.
 #[utoipa::path(get, operation_id = "maintenance_field_notes_list", path = "/maintenance/field-notes", tag = "maintenance",
-    params(FieldNoteQuery),
+    params(PageQuery, FieldNoteQuery),
     responses((status = 200, body = Page<views::FieldNote>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<FieldNoteQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let work_order = id_filter(&mut problems, "workOrderId", q.work_order_id.as_deref());
     let asset = id_filter(&mut problems, "assetId", q.asset_id.as_deref());
     problems.finish()?;

@@ -1,15 +1,16 @@
 //! `/maintenance/pmp`: planned-maintenance templates and schedules. Creating a schedule enqueues
 //! the generation of its due work orders at once (the `maintenance` queue's job; the scheduler
-//! also runs it every `PM_GENERATE_INTERVAL_SECS`).
+//! also runs it every `PM_GENERATE_INTERVAL_SECS`). A schedule starts at most a year and a day
+//! back ([`pmp::MAX_START_DAYS_BACK`]) and its missed occurrences get work orders only within
+//! `PM_CATCH_UP_DAYS`.
 
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
     maintenance::{
-        pmp::{self, MAX_CHECKLIST, MAX_CHECKLIST_ITEM, SCHEDULE_FIELDS, TEMPLATE_FIELDS},
+        pmp::{self, MAX_CHECKLIST, MAX_CHECKLIST_ITEM, SCHEDULE_FIELDS, TEMPLATE_FIELDS, Window},
         views,
     },
-    pagination::PageRequest,
     record::{SchemaUse, json_schema, parse_patch},
 };
 use jobs::{Job, maintenance::GeneratePlannedWork};
@@ -20,9 +21,9 @@ use uuid::Uuid;
 use crate::{
     auth::CurrentUser,
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
-    paging::{Page, PageQuery},
+    paging::{JsonPageAnswer, Page, PageQuery},
     state::AppState,
 };
 
@@ -33,13 +34,13 @@ use crate::{
 pub async fn templates(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = q.read(&mut problems);
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = pmp::templates(&mut conn, page).await?;
-    Ok(Page::new(data, page, total))
+    let found = pmp::templates(&mut conn, page).await?;
+    Ok(JsonPageAnswer::new(found, page))
 }
 
 crate::computed_schema!(
@@ -120,13 +121,13 @@ fn checklist(raw: Option<&Value>, problems: &mut Problems) -> Vec<String> {
 pub async fn schedules(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<PageQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = q.read(&mut problems);
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = pmp::schedules(&mut conn, page).await?;
-    Ok(Page::new(data, page, total))
+    let found = pmp::schedules(&mut conn, page).await?;
+    Ok(JsonPageAnswer::new(found, page))
 }
 
 /// One schedule with its next due date.
@@ -143,13 +144,15 @@ pub async fn schedule(
 
 crate::computed_schema!(
     /// A schedule of a template on an asset: `frequency` defaults to the template's,
-    /// `basis` to SCHEDULED_DATE.
+    /// `basis` to SCHEDULED_DATE; `startDate` at most 366 days back and 10 years ahead.
     ScheduleCreate => json_schema(SCHEDULE_FIELDS, SchemaUse::Create)
 );
 
 /// Schedules a template on an asset; the work orders of the occurrences due within
 /// `PM_LEAD_DAYS` are generated at once (a schedule starting today has its first work order
-/// within seconds). 404 `TEMPLATE_NOT_FOUND`, `ASSET_NOT_FOUND` or `STAFF_NOT_FOUND`.
+/// within seconds), and of the missed ones only those within `PM_CATCH_UP_DAYS`. `startDate`
+/// more than 366 days back or 10 years ahead (in the company's day, `BUSINESS_TIME_ZONE`) is a
+/// 400 on `startDate`. 404 `TEMPLATE_NOT_FOUND`, `ASSET_NOT_FOUND` or `STAFF_NOT_FOUND`.
 #[utoipa::path(post, operation_id = "maintenance_pmp_schedules_create", path = "/maintenance/pmp/schedules", tag = "maintenance",
     request_body = ScheduleCreate,
     responses((status = 201, body = views::Schedule),
@@ -168,9 +171,13 @@ pub async fn create_schedule(
         &state.cipher,
         &mut problems,
     );
+    let today = state.core.business_time_zone.today();
+    pmp::check_start(&patch, today, &mut problems);
     problems.finish()?;
+    let settings = &state.core.planned_maintenance;
+    let window = Window::new(today, settings.catch_up_days, settings.lead_days);
     let mut tx = state.pool.begin().await?;
-    let id = pmp::create_schedule(&mut tx, &patch, &user.subject).await?;
+    let id = pmp::create_schedule(&mut tx, &patch, &user.subject, window).await?;
     let generation = GeneratePlannedWork {
         tick: None,
         schedule_id: Some(id),

@@ -1,6 +1,7 @@
 //! `/maintenance/timesheets`: hours logged on work orders or, for unplanned work, on a villa;
 //! never more than 24 per person and date.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -8,7 +9,7 @@ use domain::{
         timesheets::{self, FIELDS, Filter},
         views,
     },
-    pagination::{PageRequest, Pagination},
+    pagination::Pagination,
     record::{SchemaUse, json_schema, parse_patch},
 };
 use serde::{Deserialize, Serialize};
@@ -21,8 +22,9 @@ use crate::query::date_filter;
 use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
+    extract::Object,
     extract::{ApiJson, ApiQuery},
-    onboarding::Object,
+    paging::JsonPageAnswer,
     state::AppState,
 };
 
@@ -30,10 +32,6 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct TimesheetQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
     work_order_id: Option<String>,
     #[param(value_type = Option<uuid::Uuid>)]
@@ -46,9 +44,11 @@ pub struct TimesheetQuery {
     end_date: Option<String>,
 }
 
-/// A page of entries with the hours of every entry the filter matches.
+/// A page of entries with the hours of every entry the filter matches (the OpenAPI description
+/// of what `timesheets::list` answers).
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // documents the JSON built in SQL
 pub struct TimesheetPage {
     #[schema(value_type = Vec<views::Timesheet>)]
     data: Vec<Value>,
@@ -59,14 +59,15 @@ pub struct TimesheetPage {
 
 /// Entries, the latest date first, with `totalHours` over every entry matching.
 #[utoipa::path(get, operation_id = "maintenance_timesheets_list", path = "/maintenance/timesheets", tag = "maintenance",
-    params(TimesheetQuery),
+    params(PageQuery, TimesheetQuery),
     responses((status = 200, body = TimesheetPage)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<TimesheetQuery>,
-) -> Result<Json<TimesheetPage>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         work_order_id: id_filter(&mut problems, "workOrderId", q.work_order_id.as_deref()),
         staff_id: id_filter(&mut problems, "staffId", q.staff_id.as_deref()),
@@ -75,16 +76,10 @@ pub async fn list(
     };
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total, hours) = timesheets::list(&mut conn, &filter, page).await?;
-    Ok(Json(TimesheetPage {
-        data,
-        pagination: Pagination {
-            page: page.page,
-            limit: page.limit,
-            total,
-        },
-        total_hours: hours,
-    }))
+    Ok(JsonPageAnswer::new(
+        timesheets::list(&mut conn, &filter, page).await?,
+        page,
+    ))
 }
 
 crate::computed_schema!(
@@ -111,7 +106,7 @@ pub async fn log(
     timesheets::check(
         &patch,
         work_order_sent,
-        chrono::Utc::now().date_naive(),
+        state.core.business_time_zone.today(),
         &mut problems,
     );
     problems.finish()?;

@@ -1,5 +1,6 @@
 //! `/maintenance/vendors`: companies work orders are assigned to, and their ratings.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -8,7 +9,6 @@ use domain::{
         vendors::{self, CREATE_FIELDS, RATING_FIELDS},
         views,
     },
-    pagination::PageRequest,
     record::{SchemaUse, json_schema, parse_patch, to_e164},
 };
 use serde::Deserialize;
@@ -21,8 +21,8 @@ use super::set_filter;
 use crate::{
     auth::CurrentUser,
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     state::AppState,
 };
@@ -30,10 +30,6 @@ use crate::{
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct VendorQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     /// Vendors serving this work-order category.
     #[param(schema_with = super::category_param)]
     category: Option<String>,
@@ -41,14 +37,15 @@ pub struct VendorQuery {
 
 /// Vendors, newest first, each with its average rating.
 #[utoipa::path(get, operation_id = "maintenance_vendors_list", path = "/maintenance/vendors", tag = "maintenance",
-    params(VendorQuery),
+    params(PageQuery, VendorQuery),
     responses((status = 200, body = Page<views::VendorItem>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<VendorQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let category = set_filter(&mut problems, "category", q.category.as_deref(), CATEGORIES);
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;

@@ -1,6 +1,7 @@
 //! `/maintenance/work-orders`: list, read, create, update (with the status transitions of
 //! `domain::maintenance::work_orders::next_statuses`), assign, comment.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -8,7 +9,6 @@ use domain::{
         ASSIGNEE_TYPES, CATEGORIES, COMMENT_TYPES, PRIORITIES, views,
         work_orders::{self, Assignee, CREATE_FIELDS, Filter, STATUSES, UPDATE_FIELDS, Update},
     },
-    pagination::PageRequest,
     record::{Kind, SchemaUse, json_schema, members, parse_patch},
 };
 use serde::Deserialize;
@@ -21,8 +21,8 @@ use super::{id_filter, set_filter};
 use crate::{
     auth::{CurrentUser, permissions},
     error::{AppError, retry_transient},
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     paging::{JsonPageAnswer, Page},
     state::AppState,
 };
@@ -31,10 +31,6 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct WorkOrderQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     #[param(inline, value_type = Option<views::WorkOrderStatus>)]
     status: Option<String>,
     #[param(inline, value_type = Option<views::Priority>)]
@@ -53,14 +49,15 @@ pub struct WorkOrderQuery {
 
 /// Work orders, newest first, with the filters given.
 #[utoipa::path(get, operation_id = "maintenance_work_orders_list", path = "/maintenance/work-orders", tag = "maintenance",
-    params(WorkOrderQuery),
+    params(PageQuery, WorkOrderQuery),
     responses((status = 200, body = Page<views::WorkOrderItem>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<WorkOrderQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let filter = Filter {
         status: set_filter(&mut problems, "status", q.status.as_deref(), STATUSES),
         priority: set_filter(&mut problems, "priority", q.priority.as_deref(), PRIORITIES),

@@ -14,8 +14,8 @@ use uuid::Uuid;
 use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
+    extract::Object,
     extract::{ApiJson, ApiPath},
-    onboarding::Object,
     state::AppState,
 };
 

@@ -11,8 +11,8 @@ use uuid::Uuid;
 use super::{Items, created};
 use crate::{
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath},
-    onboarding::Object,
     state::AppState,
 };
 

@@ -2,11 +2,11 @@
 //! villas (link one with the villa's `ownerId`); the owner that onboarding step 2 writes is one
 //! of them.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
     owners::{self, OwnerFilter},
-    pagination::PageRequest,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -17,8 +17,8 @@ use uuid::Uuid;
 use super::{Page, created, search_term};
 use crate::{
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     state::AppState,
 };
 
@@ -26,10 +26,6 @@ use crate::{
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct OwnerListQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     /// INDIVIDUAL or COMPANY.
     owner_type: Option<String>,
     /// Case-insensitive substring of first and last name, company name or email.
@@ -37,14 +33,15 @@ pub struct OwnerListQuery {
 }
 
 /// Lists owners, newest first, each with the ids of its villas (`villaIds`).
-#[utoipa::path(get, operation_id = "management_owners_list", path = "/management/owners", tag = "management", params(OwnerListQuery),
+#[utoipa::path(get, operation_id = "management_owners_list", path = "/management/owners", tag = "management", params(PageQuery, OwnerListQuery),
     responses((status = 200, body = super::Page<super::ManagementOwner>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<OwnerListQuery>,
 ) -> Result<Json<Page<Value>>, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let owner_type = q
         .owner_type
         .as_deref()

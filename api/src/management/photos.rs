@@ -5,7 +5,6 @@
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems, media,
-    pagination::PageRequest,
     photos::{self, NewPhoto},
     storage::PhotoCategory,
 };
@@ -35,7 +34,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<Page<Value>>, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = q.read(&mut problems);
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
     let (data, total) = photos::page_of_villa(&mut conn, villa_id, page).await?;

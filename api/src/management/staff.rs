@@ -1,10 +1,10 @@
 //! `/management/staff` and `/management/villas/{villaId}/staff`: staff members, and their
 //! assignment to villas (at most one primary per role and villa).
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
-    pagination::PageRequest,
     record::members,
     staff::{self, Assignment, StaffFilter},
 };
@@ -17,18 +17,14 @@ use uuid::Uuid;
 use super::{Items, Page, created, search_term};
 use crate::{
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     state::AppState,
 };
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct StaffListQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     /// Default role: HOUSEKEEPER, GARDENER, POOL_TECHNICIAN, MAINTENANCE_TECHNICIAN,
     /// VILLA_MANAGER, CHEF, SECURITY or DRIVER.
     role: Option<String>,
@@ -37,14 +33,15 @@ pub struct StaffListQuery {
 }
 
 /// Lists staff, newest first, each with their villa assignments.
-#[utoipa::path(get, operation_id = "management_staff_list", path = "/management/staff", tag = "management", params(StaffListQuery),
+#[utoipa::path(get, operation_id = "management_staff_list", path = "/management/staff", tag = "management", params(PageQuery, StaffListQuery),
     responses((status = 200, body = super::Page<domain::staff::StaffView>)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<StaffListQuery>,
 ) -> Result<Json<Page<Value>>, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let role = q
         .role
         .as_deref()

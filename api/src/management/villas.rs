@@ -1,10 +1,11 @@
 //! `/management/villas`: list (paging, status filter, substring search), read, create, update,
 //! delete. Same rows as the onboarding wizard's villas (`name` is its `villaName`).
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
-    pagination::{PageRequest, Pagination},
+    pagination::Pagination,
     villas::{self, VillaDetail, VillaFilter, VillaInput, VillaListItem, VillaStatus},
 };
 use serde::{Deserialize, Serialize};
@@ -15,18 +16,14 @@ use uuid::Uuid;
 use super::search_term;
 use crate::{
     error::AppError,
+    extract::Object,
     extract::{ApiJson, ApiPath, ApiQuery},
-    onboarding::Object,
     state::AppState,
 };
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct VillaListQuery {
-    /// Page number from 1 (default 1).
-    page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    limit: Option<String>,
     /// ACTIVE, DRAFT, IN_REVIEW, APPROVED, REJECTED, INACTIVE or ARCHIVED.
     status: Option<String>,
     /// Case-insensitive substring of name, villa code, city or country.
@@ -40,14 +37,15 @@ pub struct VillaList {
 }
 
 /// Lists villas, newest first. Unknown `status` values and out-of-range `page`/`limit` are 400.
-#[utoipa::path(get, operation_id = "management_villas_list", path = "/management/villas", tag = "management", params(VillaListQuery),
+#[utoipa::path(get, operation_id = "management_villas_list", path = "/management/villas", tag = "management", params(PageQuery, VillaListQuery),
     responses((status = 200, body = VillaList), (status = 400), (status = 401), (status = 403)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<VillaListQuery>,
 ) -> Result<Json<VillaList>, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let status = q
         .status
         .as_deref()
@@ -126,10 +124,14 @@ pub async fn update(
 
 /// Deletes the villa and everything that belongs to it (onboarding record, contract, bank
 /// details, OTA credentials, documents, photos, facilities, staff assignments), like the
-/// onboarding API's delete; its document-store folder is removed by the documents worker.
+/// onboarding API's delete; its document-store folder is removed by the documents worker. A villa
+/// with operational history (stock items, assets, work orders, emergencies, timesheets,
+/// planned-maintenance schedules, field notes) is kept: 409 `VILLA_IN_USE` with the count of
+/// each kind in `error.inUse`; archive it instead (`status` ARCHIVED or INACTIVE).
 #[utoipa::path(delete, operation_id = "management_villas_delete", path = "/management/villas/{id}", tag = "management",
     params(("id" = Uuid, Path)),
-    responses((status = 204, description = "Deleted with everything that is its own")))]
+    responses((status = 204, description = "Deleted with everything that is its own"),
+        (status = 409, description = "`VILLA_IN_USE`: the villa has operational history; `error.inUse` counts it by kind. Archive it instead.")))]
 pub async fn delete(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

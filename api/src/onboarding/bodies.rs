@@ -153,10 +153,6 @@ computed_schema!(
     LegacyChecklistBody => with_villa_id(step_data_schema(domain::onboarding::Step::Facilities))
 );
 computed_schema!(
-    /// Legacy completion of a step without data: the villa.
-    LegacyVillaOnly => with_villa_id(step_data_schema(domain::onboarding::Step::Review))
-);
-computed_schema!(
     /// The villa's owner: `villaId` and the owner fields of step 2.
     OwnerUpsertBody => with_villa_id(json_schema(OWNER_FIELDS, SchemaUse::Patch))
 );

@@ -9,7 +9,8 @@ use domain::{
 use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{Answer, DataMessage, DataPage, Reply, villas::PageQuery};
+use super::{Answer, DataMessage, DataPage, Reply};
+use crate::paging::PageQuery;
 use crate::{error::AppError, extract::ApiQuery, state::AppState};
 
 fn paged(page: dashboard::Page, p: domain::pagination::PageRequest, what: &str) -> Reply {
@@ -80,7 +81,7 @@ pub async fn documents(
 ) -> Result<Reply, AppError> {
     let p = q.parse()?;
     Ok(paged(
-        dashboard::documents(&state.pool, p).await?,
+        dashboard::documents(&state.pool, p, state.core.business_time_zone.today()).await?,
         p,
         "documents",
     ))
@@ -91,7 +92,7 @@ pub async fn documents(
     responses((status = 200, body = Answer<DataMessage<views::ManagementDashboard>>)))]
 pub async fn management(State(state): State<AppState>) -> Result<Reply, AppError> {
     Ok(Reply::data(
-        dashboard::management(&state.pool).await?,
+        dashboard::management(&state.pool, state.core.business_time_zone.today()).await?,
         "management overview",
     ))
 }

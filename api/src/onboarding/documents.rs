@@ -7,14 +7,18 @@ use axum::{
 };
 use domain::{
     Problems,
-    documents::{self, DocumentView, NewDocument, StoredContent},
-    storage::{DocumentType, SafeName, StoragePath},
+    documents::{self, DocumentView, NewDocument},
+    storage::{DocumentType, SafeName},
 };
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Answer, DataMessage, Object, Reply, bodies, bytes_response, not_modified};
+use super::{Answer, DataMessage, Reply, bodies};
+use crate::extract::Object;
+use crate::files::bytes_response;
+use crate::files::not_modified;
+use crate::files::read_content;
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath},
@@ -224,26 +228,6 @@ pub async fn file(
         Some(disposition),
     )
     .into_response())
-}
-
-/// An uploaded file's bytes, from Postgres while the worker has not stored it, else from the
-/// document store.
-pub async fn read_content(state: &AppState, content: StoredContent) -> Result<Vec<u8>, AppError> {
-    if let Some(bytes) = content.pending_content {
-        return Ok(bytes);
-    }
-    let path = StoragePath::from_stored(&content.storage_path).ok_or_else(|| {
-        AppError::Internal(anyhow::anyhow!(
-            "malformed storage path {:?}",
-            content.storage_path
-        ))
-    })?;
-    state
-        .store
-        .get(&path)
-        .await
-        .map_err(|e| AppError::Internal(e.into()))?
-        .ok_or(AppError::NotFound("file in the document store"))
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

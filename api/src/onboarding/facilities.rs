@@ -8,7 +8,8 @@ use domain::facilities;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Answer, DataMessage, Reply, bytes_response};
+use super::{Answer, DataMessage, Reply};
+use crate::files::bytes_response;
 use crate::{error::AppError, extract::ApiPath, state::AppState};
 
 /// The villa's checklist (saved by wizard step 8). `photoUrl` is the item's photo route, or

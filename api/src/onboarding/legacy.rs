@@ -5,14 +5,15 @@
 
 use axum::{extract::State, http::HeaderMap};
 use domain::{Problems, onboarding::Step};
+use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{
-    Answer, DataMessage, Object, Reply, bodies, documents, if_match, photos, steps, wizard,
-};
+use super::{Answer, DataMessage, Reply, bodies, documents, if_match, photos, steps, wizard};
+use crate::extract::Object;
 use crate::{
     auth::CurrentUser,
+    computed_schema,
     error::AppError,
     extract::{ApiJson, ApiPath},
     state::AppState,
@@ -47,6 +48,18 @@ async fn segment(
     )
     .await
 }
+
+computed_schema!(
+    /// `{villaId}`: the legacy completion of a step that stores nothing of its own (documents,
+    /// photos), as `segment` reads it: the villa (`documents::villa_id`); any other member
+    /// is ignored.
+    LegacyStepComplete => json!({
+        "type": "object",
+        "required": ["villaId"],
+        "properties": {"villaId": {"type": "string", "format": "uuid"}},
+        "additionalProperties": true,
+    })
+);
 
 macro_rules! segment_route {
     ($name:ident, $path:literal, $step:expr, $complete:literal, $body:ty, $doc:literal) => {
@@ -87,7 +100,7 @@ segment_route!(
     "/api/onboarding/documents/complete",
     Step::Documents,
     true,
-    bodies::LegacyVillaOnly,
+    LegacyStepComplete,
     "`{villaId}`: completes step 6 (documents)."
 );
 segment_route!(
@@ -111,7 +124,7 @@ segment_route!(
     "/api/onboarding/photos/complete",
     Step::Photos,
     true,
-    bodies::LegacyVillaOnly,
+    LegacyStepComplete,
     "`{villaId}`: completes step 9 (photos)."
 );
 segment_route!(
@@ -205,4 +218,34 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(staff_complete))
         .routes(routes!(finalize))
         .routes(routes!(progress))
+}
+
+#[cfg(test)]
+mod tests {
+    /// The step completions without data carry the villa in the body: the description declares
+    /// it (a required uuid), so a generated client can send it.
+    #[test]
+    fn step_completions_declare_the_villa() {
+        let doc = serde_json::to_value(crate::openapi_document()).expect("the document serializes");
+        for path in [
+            "/api/onboarding/documents/complete",
+            "/api/onboarding/photos/complete",
+        ] {
+            let body =
+                &doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"];
+            let name = body["$ref"]
+                .as_str()
+                .and_then(|r| r.strip_prefix("#/components/schemas/"))
+                .expect("a named body");
+            let schema = &doc["components"]["schemas"][name];
+            let villa_id = &schema["properties"]["villaId"];
+            assert_eq!(villa_id["type"], "string", "{path}: {schema}");
+            assert_eq!(villa_id["format"], "uuid", "{path}: {schema}");
+            let required = schema["required"].as_array().expect("required members");
+            assert!(
+                required.iter().any(|m| m.as_str() == Some("villaId")),
+                "{path}: {schema}"
+            );
+        }
+    }
 }

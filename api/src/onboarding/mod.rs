@@ -17,7 +17,6 @@ pub mod wizard;
 
 use axum::{
     Json,
-    body::Body,
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -154,56 +153,6 @@ pub fn if_match(headers: &HeaderMap, kind: &str, id: uuid::Uuid) -> Result<Optio
         .find_map(|t| t.strip_prefix(&prefix).and_then(|v| v.parse::<i32>().ok()))
         .map(Some)
         .ok_or(AppError::PreconditionFailed)
-}
-
-/// A body as a JSON object (the upload and wizard bodies are checked field by field, so that a
-/// failure lists every bad field rather than the first serde meets).
-pub type Object = Map<String, Value>;
-
-/// Binary content with its type and caching headers.
-pub fn bytes_response(
-    bytes: Vec<u8>,
-    content_type: &str,
-    etag: Option<String>,
-    cache_control: &'static str,
-    disposition: Option<String>,
-) -> Response {
-    let mut res = Response::new(Body::from(bytes));
-    let h = res.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_str(content_type)
-            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
-    );
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(cache_control),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(&t).ok()) {
-        h.insert(header::ETAG, tag);
-    }
-    if let Some(d) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
-        h.insert(header::CONTENT_DISPOSITION, d);
-    }
-    res
-}
-
-/// 304 when the client's `If-None-Match` names `etag`.
-pub fn not_modified(headers: &HeaderMap, etag: &str) -> Option<Response> {
-    let inm = headers.get(header::IF_NONE_MATCH)?.to_str().ok()?;
-    inm.split(',')
-        .any(|t| t.trim().trim_start_matches("W/") == etag || t.trim() == "*")
-        .then(|| {
-            let mut res = StatusCode::NOT_MODIFIED.into_response();
-            if let Ok(v) = HeaderValue::from_str(etag) {
-                res.headers_mut().insert(header::ETAG, v);
-            }
-            res
-        })
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Answer, DataMessage, Object, Reply, bodies, documents::villa_id};
+use super::{Answer, DataMessage, Reply, bodies, documents::villa_id};
+use crate::extract::Object;
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath},

@@ -17,10 +17,11 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use super::{
-    Answer, DataMessage, Object, Reply, bodies, bytes_response,
-    documents::{file_content, file_name, read_content, text, villa_id},
-    not_modified,
+    Answer, DataMessage, Reply, bodies,
+    documents::{file_content, file_name, text, villa_id},
 };
+use crate::extract::Object;
+use crate::files::{bytes_response, not_modified, read_content};
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath},

@@ -19,7 +19,7 @@ use domain::{
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::Object;
+use crate::extract::Object;
 use crate::{
     error::{AppError, retry_transient},
     state::AppState,

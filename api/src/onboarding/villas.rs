@@ -1,43 +1,24 @@
 //! `/api/villas`: list, create, read (with everything the wizard stored), delete.
 
+use crate::paging::PageQuery;
 use axum::{extract::State, http::HeaderMap};
 use domain::{
     Problems,
     onboarding::{self, records},
-    pagination::{PageRequest, Pagination},
+    pagination::Pagination,
 };
 use jobs::{Job, documents::DeleteVillaFolder};
-use serde::Deserialize;
 use serde_json::json;
-use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Answer, DataMessage, DataPage, Object, Reply, bodies, if_match};
+use super::{Answer, DataMessage, DataPage, Reply, bodies, if_match};
+use crate::extract::Object;
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath, ApiQuery},
     state::AppState,
 };
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PageQuery {
-    /// Page number from 1 (default 1).
-    pub page: Option<String>,
-    /// Page size from 1 to 100 (default 20).
-    pub limit: Option<String>,
-}
-
-impl PageQuery {
-    pub fn parse(&self) -> Result<PageRequest, AppError> {
-        let mut problems = Problems::new();
-        let page =
-            PageRequest::from_query(&mut problems, self.page.as_deref(), self.limit.as_deref());
-        problems.finish()?;
-        Ok(page)
-    }
-}
 
 /// Villas with basic info, newest first, paged (`page`, `limit`; the spec shows no paging, and
 /// an unpaged list grows without bound).
@@ -91,9 +72,11 @@ pub async fn get(
 }
 
 /// Deletes the villa and all its records at once, and enqueues the removal of its document-store
-/// folder. With `If-Match`, only if the villa is still at that version (412 otherwise).
+/// folder. With `If-Match`, only if the villa is still at that version (412 otherwise). A villa
+/// with operational history is kept: 409 `VILLA_IN_USE`, `data.inUse` counting it by kind.
 #[utoipa::path(delete, path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
     responses((status = 200, body = Answer<DataMessage<bodies::VillaDeleted>>),
+        (status = 409, description = "`VILLA_IN_USE`: the villa has operational history (stock items, assets, work orders, emergencies, timesheets, planned-maintenance schedules, field notes); `data.inUse` counts it by kind. Archive it instead (status ARCHIVED or INACTIVE)."),
         (status = 412, description = "`If-Match` names an older version of the villa")))]
 pub async fn delete(
     State(state): State<AppState>,

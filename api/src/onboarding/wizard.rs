@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Answer, Object, Reply, bodies, if_match, steps};
+use super::{Answer, Reply, bodies, if_match, steps};
+use crate::extract::Object;
 use crate::{
     auth::CurrentUser,
     error::{AppError, auto_save_failure},

@@ -2,11 +2,12 @@
 //! `GET /admin/queues`, `GET /admin/jobs`, `GET /admin/jobs/{id}`,
 //! `POST /admin/jobs/{id}/retry`, `POST /admin/jobs/diagnostic`.
 
+use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
     job_store::{self, JobRecord, JobStatus, QueueCounts},
-    pagination::{PageRequest, Pagination},
+    pagination::Pagination,
 };
 use jobs::{
     Job, Queue,
@@ -70,8 +71,6 @@ pub struct JobListQuery {
     /// QUEUED, RUNNING, SUCCEEDED or FAILED.
     status: Option<String>,
     queue: Option<String>,
-    page: Option<String>,
-    limit: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -81,14 +80,15 @@ pub struct JobList {
 }
 
 /// Most recent jobs, newest first, filtered by status and queue.
-#[utoipa::path(get, operation_id = "admin_jobs_list", path = "/admin/jobs", tag = "admin", params(JobListQuery),
+#[utoipa::path(get, operation_id = "admin_jobs_list", path = "/admin/jobs", tag = "admin", params(PageQuery, JobListQuery),
     responses((status = 200, body = JobList), (status = 400), (status = 401), (status = 403)))]
 pub async fn list(
     State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<JobListQuery>,
 ) -> Result<Json<JobList>, AppError> {
     let mut problems = Problems::new();
-    let page = PageRequest::from_query(&mut problems, q.page.as_deref(), q.limit.as_deref());
+    let page = paging.read(&mut problems);
     let status = q.status.as_deref().and_then(|s| {
         let parsed = JobStatus::parse(s);
         if parsed.is_none() {

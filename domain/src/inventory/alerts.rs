@@ -1,8 +1,17 @@
 //! Stock alerts. The alerts jobs evaluate items ([`evaluate`]): a cause present opens an alert
-//! (or refreshes the open one: at most one open alert per item and type is a unique index, so
-//! concurrent evaluations end with one), a cause gone resolves the open alert as
-//! `AUTO_RESOLVED`. People acknowledge and resolve them.
+//! (or refreshes the open one), a cause gone resolves the open alert as `AUTO_RESOLVED`. People
+//! acknowledge and resolve them, and a person's resolution holds while the cause lasts: no new
+//! alert for that item and type until the cause clears and comes back, or gets worse than the
+//! severity it was resolved at (a LOW_STOCK WARNING reaching 0, an expiry date passing).
+//!
+//! Both rules rest on one row per item and type holding its "slot" (`cause_present`, unique per
+//! item and type among the rows holding one): the alert an evaluation raised keeps it, open or
+//! resolved by a person, until an evaluation sees the cause gone or, for a resolved alert, worse.
+//! Every evaluation and every resolution meets on that row (its index entry and its lock), so
+//! concurrent evaluations end with one alert, and a resolution committed while an evaluation runs
+//! is seen by it (migrations/0010_alert_resolution.sql).
 
+use chrono::NaiveDate;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
@@ -10,7 +19,8 @@ use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
 
 /// The alerts of items that should have one: (type, severity, message, threshold) per cause.
-/// `$1`: one item or all (NULL); `$2`: days before expiry that raise an EXPIRY alert.
+/// `$1`: one item or all (NULL); `$2`: days before expiry that raise an EXPIRY alert; `$3`:
+/// today, the company's day (`BUSINESS_TIME_ZONE`), not the database session's.
 macro_rules! causes {
     () => {
         "
@@ -25,9 +35,9 @@ macro_rules! causes {
          i.min_stock),
         ('CONDITION', i.condition IN ('POOR', 'DAMAGED'), 'WARNING',
          i.name || ' is in ' || lower(coalesce(i.condition, '')) || ' condition', NULL::numeric),
-        ('EXPIRY', i.expiry_date <= current_date + $2::int,
-         CASE WHEN i.expiry_date < current_date THEN 'CRITICAL' ELSE 'WARNING' END,
-         CASE WHEN i.expiry_date < current_date THEN i.name || ' expired on ' || i.expiry_date
+        ('EXPIRY', i.expiry_date <= $3::date + $2::int,
+         CASE WHEN i.expiry_date < $3::date THEN 'CRITICAL' ELSE 'WARNING' END,
+         CASE WHEN i.expiry_date < $3::date THEN i.name || ' expired on ' || i.expiry_date
               ELSE i.name || ' expires on ' || i.expiry_date END,
          NULL::numeric)
     ) AS c (type, present, severity, message, threshold)
@@ -35,26 +45,85 @@ macro_rules! causes {
     };
 }
 
-/// Evaluates one item (or every item with `None`): opens or refreshes the alert of every cause
-/// present, resolves (`AUTO_RESOLVED`) the open alerts whose cause is gone, the item's archival
-/// included. Returns (alerts opened, alerts resolved).
+/// What one evaluation did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Evaluated {
+    /// New alerts raised.
+    pub opened: i64,
+    /// Open alerts whose cause went away, resolved `AUTO_RESOLVED`.
+    pub resolved: i64,
+    /// Alerts a person resolved whose cause has since cleared or got worse: their cause raises a
+    /// new alert again (at once when it got worse).
+    pub released: i64,
+}
+
+fn count(rows: u64) -> i64 {
+    i64::try_from(rows).unwrap_or(i64::MAX)
+}
+
+/// Evaluates one item (or every item with `None`) on `today` (the company's day): resolves
+/// (`AUTO_RESOLVED`) the open alerts whose cause is gone, the item's archival included; frees the
+/// slot of the alerts a person resolved whose cause is gone or worse than when they resolved it;
+/// then opens an alert for every cause present whose slot is free, and refreshes the open ones.
+///
+/// Race-free as one statement per step, whatever runs at the same time: the upsert's conflict
+/// with the slot's row (unique index) decides between inserting and updating, under that row's
+/// lock and on its latest version, so many evaluations of a fresh cause insert one alert, and an
+/// alert resolved by a person while the evaluation ran stays resolved. A check for an existing
+/// alert followed by an insert would let every concurrent evaluation see none and insert its own.
 pub async fn evaluate(
     conn: &mut PgConnection,
     item: Option<Uuid>,
     expiry_days: u32,
-) -> Result<(i64, i64)> {
+    today: NaiveDate,
+) -> Result<Evaluated> {
     let days = i32::try_from(expiry_days).unwrap_or(i32::MAX);
+    // Freed slots first, so that the upsert below raises their new alert in this same run.
+    let resolved = sqlx::query(concat!(
+        "UPDATE inventory_alerts a SET status = 'RESOLVED', resolution_action = 'AUTO_RESOLVED',
+                resolved_by = 'system', resolved_at = now(), cause_present = false, updated_at = now()
+         WHERE a.status <> 'RESOLVED' AND ($1::uuid IS NULL OR a.item_id = $1)
+           AND NOT EXISTS (SELECT 1 FROM (",
+        causes!(),
+        ") causes WHERE causes.item_id = a.item_id AND causes.type = a.type)"
+    ))
+    .bind(item)
+    .bind(days)
+    .bind(today)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    // A resolved alert keeps its slot while its cause is present at no worse a severity than it
+    // was resolved at (its `severity` is frozen at the resolution: only open alerts are refreshed).
+    let released = sqlx::query(concat!(
+        "UPDATE inventory_alerts a SET cause_present = false
+         WHERE a.cause_present AND a.status = 'RESOLVED' AND ($1::uuid IS NULL OR a.item_id = $1)
+           AND NOT EXISTS (SELECT 1 FROM (",
+        causes!(),
+        ") causes WHERE causes.item_id = a.item_id AND causes.type = a.type
+                AND NOT (causes.severity = 'CRITICAL' AND a.severity <> 'CRITICAL'))"
+    ))
+    .bind(item)
+    .bind(days)
+    .bind(today)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    // In item and type order: concurrent full evaluations lock the rows they meet in one order.
+    // A slot held by a resolved alert is locked and left as it is (the update's WHERE is checked
+    // on the row's latest version).
     let opened: i64 = sqlx::query_scalar(concat!(
         "WITH upserted AS (
             INSERT INTO inventory_alerts (id, item_id, type, severity, message, current_quantity, threshold)
             SELECT uuid_v7(), item_id, type, severity, message, quantity, threshold FROM (",
         causes!(),
-        ") causes
-            ON CONFLICT (item_id, type) WHERE status <> 'RESOLVED' DO UPDATE
+        ") causes ORDER BY item_id, type
+            ON CONFLICT (item_id, type) WHERE cause_present DO UPDATE
                 SET severity = EXCLUDED.severity, message = EXCLUDED.message,
                     current_quantity = EXCLUDED.current_quantity, threshold = EXCLUDED.threshold,
                     updated_at = now()
-                WHERE (inventory_alerts.severity, inventory_alerts.message, inventory_alerts.current_quantity,
+                WHERE inventory_alerts.status <> 'RESOLVED'
+                  AND (inventory_alerts.severity, inventory_alerts.message, inventory_alerts.current_quantity,
                        inventory_alerts.threshold)
                       IS DISTINCT FROM (EXCLUDED.severity, EXCLUDED.message, EXCLUDED.current_quantity,
                        EXCLUDED.threshold)
@@ -63,28 +132,21 @@ pub async fn evaluate(
     ))
     .bind(item)
     .bind(days)
+    .bind(today)
     .fetch_one(&mut *conn)
     .await?;
-    let resolved = sqlx::query(concat!(
-        "UPDATE inventory_alerts a SET status = 'RESOLVED', resolution_action = 'AUTO_RESOLVED',
-                resolved_by = 'system', resolved_at = now(), updated_at = now()
-         WHERE a.status <> 'RESOLVED' AND ($1::uuid IS NULL OR a.item_id = $1)
-           AND NOT EXISTS (SELECT 1 FROM (",
-        causes!(),
-        ") causes WHERE causes.item_id = a.item_id AND causes.type = a.type)"
-    ))
-    .bind(item)
-    .bind(days)
-    .execute(&mut *conn)
-    .await?
-    .rows_affected();
-    Ok((opened, i64::try_from(resolved).unwrap_or(i64::MAX)))
+    Ok(Evaluated {
+        opened,
+        resolved: count(resolved),
+        released: count(released),
+    })
 }
 
 // An alert row (alias `a`, its item `i`, property `v`, location `l`) as the API shows it.
 macro_rules! alert_view {
     () => {
         "jsonb_build_object('id', a.id, 'type', a.type, 'status', a.status, 'severity', a.severity,
+            'itemId', a.item_id, 'propertyId', i.property_id, 'locationId', i.location_id,
             'item', jsonb_build_object('id', i.id, 'name', i.name, 'sku', i.sku),
             'property', jsonb_build_object('id', v.id, 'name', v.villa_name),
             'location', jsonb_build_object('id', l.id, 'name', l.name),
@@ -184,7 +246,8 @@ pub async fn acknowledge(conn: &mut PgConnection, id: Uuid, by: &str) -> Result<
 }
 
 /// An open alert (ACTIVE or ACKNOWLEDGED) → RESOLVED with the action taken; a resolved one is 409
-/// `INVALID_ALERT_STATE`.
+/// `INVALID_ALERT_STATE`. The alert keeps its slot (`cause_present`), so the evaluations raise
+/// nothing new for its item and type while the cause lasts at no worse a severity ([`evaluate`]).
 pub async fn resolve(
     conn: &mut PgConnection,
     id: Uuid,

@@ -99,12 +99,13 @@ pub async fn create(conn: &mut PgConnection, patch: &Patch, code: &str) -> Resul
     .bind(patch.to_value())
     .execute(&mut *conn)
     .await
-    .map_err(|err| match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => Error::conflict(
-            "DUPLICATE_CODE",
-            format!("a category already has the code {code}"),
-        ),
-        _ => Error::Database(err),
+    .map_err(|err| {
+        crate::on_refusal(err, crate::Refusal::Unique, || {
+            Error::conflict(
+                "DUPLICATE_CODE",
+                format!("a category already has the code {code}"),
+            )
+        })
     })?;
     Ok(id)
 }

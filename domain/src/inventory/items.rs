@@ -105,13 +105,12 @@ async fn check_category(conn: &mut PgConnection, patch: &mut Patch) -> Result<()
 
 /// The sku is taken at that location by another item in use.
 fn duplicate_sku(err: sqlx::Error) -> Error {
-    match &err {
-        sqlx::Error::Database(db) if db.is_unique_violation() => Error::conflict(
+    crate::on_refusal(err, crate::Refusal::Unique, || {
+        Error::conflict(
             "DUPLICATE_SKU",
             "an item with this sku is already kept at this location",
-        ),
-        _ => Error::Database(err),
-    }
+        )
+    })
 }
 
 /// Creates the item and, for a quantity above 0, its `INITIAL` movement. The property must exist

@@ -177,6 +177,7 @@ pub mod views {
         #[serde(flatten)]
         movement: Movement,
         item: ItemRef,
+        property_id: Uuid,
         property: NamedRef,
     }
 
@@ -220,6 +221,8 @@ pub mod views {
         id: Uuid,
         /// IN_TRANSIT, RECEIVED, RECEIVED_WITH_DISCREPANCY, CANCELLED.
         status: String,
+        source_location_id: Uuid,
+        destination_location_id: Uuid,
         source_location: LocationRef,
         destination_location: LocationRef,
         items: Vec<TransferLine>,
@@ -293,8 +296,12 @@ pub mod views {
         kind: String,
         /// ACTIVE, ACKNOWLEDGED, RESOLVED.
         status: String,
-        /// CRITICAL for a quantity of 0 or a past expiry, otherwise WARNING.
+        /// CRITICAL for a quantity of 0 or a past expiry, otherwise WARNING. A resolved alert
+        /// keeps the severity it was resolved at.
         severity: String,
+        item_id: Uuid,
+        property_id: Uuid,
+        location_id: Uuid,
         item: ItemRef,
         property: NamedRef,
         location: NamedRef,

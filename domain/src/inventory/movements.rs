@@ -11,6 +11,7 @@ use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::{POSTED_MOVEMENT_TYPES, REFERENCE_TYPES};
+use crate::clock::BusinessZone;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{members, parse_amount};
 use crate::{Error, Problems, Result};
@@ -100,14 +101,13 @@ pub async fn apply(conn: &mut PgConnection, m: &NewMovement, by: &str) -> Result
 /// A quantity or cost past what a column holds (`22003`, numeric overflow): many large purchases
 /// into one item. A 400 on `quantity`, not a 500.
 pub fn too_large(err: sqlx::Error) -> Error {
-    match &err {
-        sqlx::Error::Database(db) if db.code().as_deref() == Some("22003") => Error::invalid(
+    crate::on_refusal(err, crate::Refusal::Data, || {
+        Error::invalid(
             "quantity",
             "out_of_range",
             "the item's quantity or cost would pass the largest the ledger keeps (999,999,999,999)",
-        ),
-        _ => Error::Database(err),
-    }
+        )
+    })
 }
 
 /// 409 `INSUFFICIENT_STOCK` with the figures.
@@ -279,10 +279,12 @@ pub struct Filter {
     pub item_id: Option<Uuid>,
     pub kind: Option<&'static str>,
     pub property_id: Option<Uuid>,
-    /// From this date (UTC), inclusive.
+    /// From this date, inclusive.
     pub start_date: Option<NaiveDate>,
-    /// To this date (UTC), inclusive.
+    /// To this date, inclusive.
     pub end_date: Option<NaiveDate>,
+    /// Whose days the dates are: the company's (`BUSINESS_TIME_ZONE`).
+    pub zone: BusinessZone,
 }
 
 impl Filter {
@@ -300,12 +302,16 @@ impl Filter {
         if let Some(start) = self.start_date {
             sql.push(" AND m.created_at >= ")
                 .push_bind(start)
-                .push("::date::timestamp AT TIME ZONE 'UTC'");
+                .push("::date::timestamp AT TIME ZONE ")
+                .push_bind(self.zone.name())
+                .push("::text");
         }
         if let Some(end) = self.end_date {
             sql.push(" AND m.created_at < (")
                 .push_bind(end)
-                .push("::date + 1)::timestamp AT TIME ZONE 'UTC'");
+                .push("::date + 1)::timestamp AT TIME ZONE ")
+                .push_bind(self.zone.name())
+                .push("::text");
         }
     }
 }
@@ -317,7 +323,7 @@ pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Res
         item: concat!(
             movement_view!(),
             " || jsonb_build_object('item', jsonb_build_object('id', i.id, 'name', i.name, 'sku', i.sku),
-               'property', jsonb_build_object('id', v.id, 'name', v.villa_name))"
+               'propertyId', i.property_id, 'property', jsonb_build_object('id', v.id, 'name', v.villa_name))"
         ),
         from: " FROM inventory_movements m JOIN inventory_items i ON i.id = m.item_id
                 JOIN villas v ON v.id = i.property_id",

@@ -8,6 +8,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::Result;
+use crate::clock::BusinessZone;
 
 /// The filters a report takes (each where it makes sense).
 #[derive(Debug, Clone, Default)]
@@ -71,21 +72,23 @@ pub async fn stock(conn: &mut PgConnection, f: &Filter) -> Result<Value> {
     .await?)
 }
 
-/// Per movement type in the period (UTC dates, inclusive): the count, the quantity per unit and
-/// the value (quantity × unit cost) per currency; and per property, what came in and went out.
+/// Per movement type in the period (dates inclusive, days of `zone`, the company's): the count,
+/// the quantity per unit and the value (quantity × unit cost) per currency; and per property,
+/// what came in and went out.
 pub async fn movements(
     conn: &mut PgConnection,
     f: &Filter,
     start: NaiveDate,
     end: NaiveDate,
+    zone: BusinessZone,
 ) -> Result<Value> {
     Ok(sqlx::query_scalar(
         "WITH picked AS (
             SELECT m.type, abs(m.change) AS quantity, m.change > 0 AS incoming, abs(m.change) * m.unit_cost AS value,
                    i.unit, i.currency, i.property_id
             FROM inventory_movements m JOIN inventory_items i ON i.id = m.item_id
-            WHERE m.created_at >= $4::date::timestamp AT TIME ZONE 'UTC'
-              AND m.created_at < ($5::date + 1)::timestamp AT TIME ZONE 'UTC'
+            WHERE m.created_at >= $4::date::timestamp AT TIME ZONE $6::text
+              AND m.created_at < ($5::date + 1)::timestamp AT TIME ZONE $6::text
               AND ($1::uuid IS NULL OR i.property_id = $1) AND ($2::uuid IS NULL OR i.location_id = $2)
               AND ($3::text IS NULL OR i.category IN (SELECT inventory_category_codes($3)))),
          by_type AS (
@@ -129,6 +132,7 @@ pub async fn movements(
     .bind(&f.category)
     .bind(start)
     .bind(end)
+    .bind(zone.name())
     .fetch_one(&mut *conn)
     .await?)
 }

@@ -438,6 +438,7 @@ pub async fn touched_items(conn: &mut PgConnection, id: Uuid) -> Result<Vec<Uuid
 macro_rules! transfer_view {
     () => {
         "jsonb_build_object('id', t.id, 'status', t.status,
+            'sourceLocationId', t.source_location_id, 'destinationLocationId', t.destination_location_id,
             'sourceLocation', (SELECT jsonb_build_object('id', l.id, 'name', l.name, 'propertyId', l.property_id,
                 'path', inventory_location_path(l.id)) FROM inventory_locations l WHERE l.id = t.source_location_id),
             'destinationLocation', (SELECT jsonb_build_object('id', l.id, 'name', l.name, 'propertyId', l.property_id,

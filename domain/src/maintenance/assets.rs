@@ -1,6 +1,7 @@
 //! Assets of a villa and their health: every reading is kept, the latest shows on the asset,
 //! with its warranty state and its open work orders.
 
+use chrono::NaiveDate;
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
@@ -100,7 +101,8 @@ pub async fn record_health(
     Ok(())
 }
 
-// An asset row (alias `a`) as a list item, with its warranty state.
+// An asset row (alias `a`) as a list item, with its warranty state on `$1`, today (the company's
+// day, bound: never the database session's `current_date`).
 macro_rules! asset_item {
     () => {
         "jsonb_build_object('id', a.id, 'name', a.name, 'category', a.category, 'villaId', a.villa_id,
@@ -109,8 +111,8 @@ macro_rules! asset_item {
             'purchaseDate', a.purchase_date, 'warrantyEndDate', a.warranty_end_date,
             'healthScore', a.health_score, 'condition', a.condition,
             'warrantyStatus', CASE WHEN a.warranty_end_date IS NULL THEN 'NONE'
-                                   WHEN a.warranty_end_date >= current_date THEN 'ACTIVE' ELSE 'EXPIRED' END,
-            'warrantyDaysLeft', CASE WHEN a.warranty_end_date >= current_date THEN a.warranty_end_date - current_date END,
+                                   WHEN a.warranty_end_date >= $1::date THEN 'ACTIVE' ELSE 'EXPIRED' END,
+            'warrantyDaysLeft', CASE WHEN a.warranty_end_date >= $1::date THEN a.warranty_end_date - $1::date END,
             'createdAt', a.created_at, 'updatedAt', a.updated_at)"
     };
 }
@@ -124,9 +126,13 @@ pub struct Filter {
 
 impl Filter {
     /// The conditions of the filters given, each value bound ([`json_page`] says why only
-    /// those).
-    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
-        sql.push(" WHERE true");
+    /// those), after `today`: bound first, it is `$1` of the whole statement (the first value
+    /// [`json_page`] binds is the first its conditions bind), which the item's warranty fields
+    /// read.
+    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>, today: NaiveDate) {
+        sql.push(" WHERE ")
+            .push_bind(today)
+            .push("::date IS NOT NULL");
         if let Some(villa) = self.villa_id {
             sql.push(" AND a.villa_id = ").push_bind(villa);
         }
@@ -139,19 +145,25 @@ impl Filter {
     }
 }
 
-/// A page of assets, newest first, and the total matching the filter.
-pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
+/// A page of assets, newest first, and the total matching the filter; warranties as of `today`.
+pub async fn list(
+    conn: &mut PgConnection,
+    f: &Filter,
+    page: PageRequest,
+    today: NaiveDate,
+) -> Result<JsonPage> {
     let list = ListSql {
         count_from: " FROM assets a",
         item: asset_item!(),
         from: " FROM assets a JOIN villas v ON v.id = a.villa_id",
         order: "a.created_at DESC, a.id DESC",
     };
-    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
+    json_page(conn, &list, page, |sql| f.push_conditions(sql, today)).await
 }
 
-/// One asset with its readings (newest first) and the count of its open work orders.
-pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
+/// One asset with its readings (newest first) and the count of its open work orders; its
+/// warranty as of `today`.
+pub async fn get(conn: &mut PgConnection, id: Uuid, today: NaiveDate) -> Result<Value> {
     sqlx::query_scalar(concat!(
         "SELECT ",
         asset_item!(),
@@ -161,8 +173,9 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
                 ORDER BY r.recorded_at DESC, r.id DESC) FROM asset_health_readings r WHERE r.asset_id = a.id), '[]'),
             'openWorkOrders', (SELECT count(*) FROM work_orders w WHERE w.asset_id = a.id
                 AND w.status NOT IN ('COMPLETED', 'CANCELLED')))",
-        " FROM assets a JOIN villas v ON v.id = a.villa_id WHERE a.id = $1"
+        " FROM assets a JOIN villas v ON v.id = a.villa_id WHERE a.id = $2"
     ))
+    .bind(today)
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?

@@ -106,7 +106,10 @@ pub async fn insert(conn: &mut PgConnection, note: &NewFieldNote, by: &str) -> R
         .await?;
         return Ok(id);
     };
-    let folder = field_notes_folder(&crate::documents::ensure_villa_folder(conn, villa).await?);
+    let folder = field_notes_folder(
+        &crate::documents::ensure_villa_folder(conn, villa, crate::documents::VillaLock::Shared)
+            .await?,
+    );
     for candidate in name.candidates(id) {
         let path = folder.child(&candidate);
         let inserted = sqlx::query(

@@ -98,6 +98,11 @@ pub mod views {
         priority: Priority,
         /// HVAC, ELECTRICAL, ... (the work-order categories).
         category: String,
+        villa_id: Uuid,
+        asset_id: Option<Uuid>,
+        /// The staff member or vendor it is assigned to (`assignee.id`).
+        assignee_id: Option<Uuid>,
+        assignee_type: Option<AssigneeType>,
         villa: NamedRef,
         assignee: Option<Assignee>,
         due_date: Option<DateTime<Utc>>,
@@ -149,8 +154,6 @@ pub mod views {
         /// What the list shows of it.
         #[serde(flatten)]
         item: WorkOrderItem,
-        villa_id: Uuid,
-        assignee_type: Option<AssigneeType>,
         description: Option<String>,
         asset: Option<NamedRef>,
         hold_reason: Option<String>,
@@ -391,7 +394,8 @@ pub mod views {
         assignee_id: Option<Uuid>,
         /// Work orders generated so far.
         work_orders: i64,
-        /// The next occurrence: for SCHEDULED_DATE the first without a work order yet; for
+        /// The next occurrence: for SCHEDULED_DATE the first not generated yet (the
+        /// generation's cursor; occurrences older than `PM_CATCH_UP_DAYS` are skipped); for
         /// COMPLETED_DATE the open work order's, or the one counted from the last completion.
         next_due_date: Option<NaiveDate>,
         created_by: String,

@@ -6,10 +6,10 @@
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 use serde_json::Value;
-use sqlx::PgConnection;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use crate::pagination::PageRequest;
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page_with_summary};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Problems, Result};
 
@@ -92,14 +92,24 @@ pub async fn log(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uui
     }
     let villa = villa.ok_or(Error::NotFound("villa"))?;
     crate::villas::ensure_exists(conn, villa).await?;
-    let staff = patch.uuid("staff_id");
-    if let Some(staff) = staff {
-        let found: Option<bool> = sqlx::query_scalar("SELECT true FROM staff WHERE id = $1")
-            .bind(staff)
-            .fetch_optional(&mut *conn)
-            .await?;
-        found.ok_or(Error::NotFound("staff"))?;
-    }
+    let staff = match patch.uuid("staff_id") {
+        Some(staff) => {
+            let found: Option<bool> = sqlx::query_scalar("SELECT true FROM staff WHERE id = $1")
+                .bind(staff)
+                .fetch_optional(&mut *conn)
+                .await?;
+            found.ok_or(Error::NotFound("staff"))?;
+            Some(staff)
+        }
+        // Logged from the person's own token: the staff member whose login it is, so that one
+        // person's day is one budget however the hours were logged.
+        None => {
+            sqlx::query_scalar("SELECT id FROM staff WHERE identity_subject = $1")
+                .bind(by)
+                .fetch_optional(&mut *conn)
+                .await?
+        }
+    };
     let person = staff.map_or_else(|| format!("user:{by}"), |s| format!("staff:{s}"));
     let day = sqlx::query(
         "INSERT INTO timesheet_days (person, work_date, hours)
@@ -109,20 +119,20 @@ pub async fn log(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uui
     .bind(&person)
     .bind(patch.to_value())
     .execute(&mut *conn)
-    .await;
-    if let Err(sqlx::Error::Database(db)) = &day
-        && db.is_check_violation()
-    {
-        return Err(Error::conflict(
-            "DAILY_HOURS_EXCEEDED",
-            "this would log more than 24 hours for one person on one date",
-        ));
-    }
+    .await
+    .map_err(|e| {
+        crate::on_refusal(e, crate::Refusal::Check, || {
+            Error::conflict(
+                "DAILY_HOURS_EXCEEDED",
+                "this would log more than 24 hours for one person on one date",
+            )
+        })
+    });
     day?;
     let id = Uuid::now_v7();
     sqlx::query(
         "INSERT INTO timesheets (id, work_order_id, villa_id, staff_id, person, logged_by, hours, activity_type, work_date, notes)
-         SELECT $1, work_order_id, $2, staff_id, $3, $4, hours, activity_type, work_date, notes
+         SELECT $1, work_order_id, $2, $6, $3, $4, hours, activity_type, work_date, notes
          FROM jsonb_populate_record(NULL::timesheets, $5)",
     )
     .bind(id)
@@ -130,6 +140,7 @@ pub async fn log(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uui
     .bind(&person)
     .bind(by)
     .bind(patch.to_value())
+    .bind(staff)
     .execute(&mut *conn)
     .await?;
     Ok(id)
@@ -143,19 +154,32 @@ macro_rules! timesheet_json {
     };
 }
 
-macro_rules! timesheet_filter {
-    () => {
-        " FROM timesheets t WHERE ($1::uuid IS NULL OR t.work_order_id = $1) AND ($2::uuid IS NULL OR t.staff_id = $2)
-            AND ($3::date IS NULL OR t.work_date >= $3) AND ($4::date IS NULL OR t.work_date <= $4)"
-    };
-}
-
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     pub work_order_id: Option<Uuid>,
     pub staff_id: Option<Uuid>,
     pub start_date: Option<NaiveDate>,
     pub end_date: Option<NaiveDate>,
+}
+
+impl Filter {
+    /// The conditions of the filters given, each value bound ([`json_page`] says why only
+    /// those).
+    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
+        sql.push(" WHERE true");
+        if let Some(order) = self.work_order_id {
+            sql.push(" AND t.work_order_id = ").push_bind(order);
+        }
+        if let Some(staff) = self.staff_id {
+            sql.push(" AND t.staff_id = ").push_bind(staff);
+        }
+        if let Some(start) = self.start_date {
+            sql.push(" AND t.work_date >= ").push_bind(start);
+        }
+        if let Some(end) = self.end_date {
+            sql.push(" AND t.work_date <= ").push_bind(end);
+        }
+    }
 }
 
 pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
@@ -170,36 +194,21 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     .ok_or(Error::NotFound("timesheet"))
 }
 
-/// A page of entries, the latest date first, the total and the hours of every entry matching.
-pub async fn list(
-    conn: &mut PgConnection,
-    f: &Filter,
-    page: PageRequest,
-) -> Result<(Vec<Value>, i64, f64)> {
-    let rows = sqlx::query_scalar(concat!(
-        "SELECT ",
-        timesheet_json!(),
-        timesheet_filter!(),
-        " ORDER BY t.work_date DESC, t.created_at DESC, t.id DESC LIMIT $5 OFFSET $6"
-    ))
-    .bind(f.work_order_id)
-    .bind(f.staff_id)
-    .bind(f.start_date)
-    .bind(f.end_date)
-    .bind(i64::from(page.limit))
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
-    let (total, hours): (i64, Decimal) = sqlx::query_as(concat!(
-        "SELECT count(*), coalesce(sum(t.hours), 0)",
-        timesheet_filter!()
-    ))
-    .bind(f.work_order_id)
-    .bind(f.staff_id)
-    .bind(f.start_date)
-    .bind(f.end_date)
-    .fetch_one(&mut *conn)
-    .await?;
-    use rust_decimal::prelude::ToPrimitive as _;
-    Ok((rows, total, hours.to_f64().unwrap_or_default()))
+/// A page of entries, the latest date first, the total, and `totalHours` over every entry
+/// matching (the answer's summary).
+pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
+    let list = ListSql {
+        count_from: " FROM timesheets t",
+        item: timesheet_json!(),
+        from: " FROM timesheets t",
+        order: "t.work_date DESC, t.created_at DESC, t.id DESC",
+    };
+    json_page_with_summary(
+        conn,
+        &list,
+        "jsonb_build_object('totalHours', coalesce(sum(t.hours), 0))",
+        page,
+        |sql| f.push_conditions(sql),
+    )
+    .await
 }

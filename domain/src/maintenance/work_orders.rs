@@ -334,7 +334,9 @@ pub struct Filter {
 macro_rules! work_order_item {
     () => {
         "jsonb_build_object('id', w.id, 'title', w.title, 'status', w.status, 'priority', w.priority,
-            'category', w.category, 'villa', jsonb_build_object('id', v.id, 'name', v.villa_name),
+            'category', w.category, 'villaId', w.villa_id, 'assetId', w.asset_id,
+            'assigneeId', coalesce(w.assignee_staff_id, w.assignee_vendor_id), 'assigneeType', w.assignee_type,
+            'villa', jsonb_build_object('id', v.id, 'name', v.villa_name),
             'assignee', CASE
                 WHEN w.assignee_staff_id IS NOT NULL THEN (SELECT jsonb_build_object('id', s.id,
                     'name', concat_ws(' ', s.first_name, s.last_name), 'type', 'TECHNICIAN') FROM staff s WHERE s.id = w.assignee_staff_id)
@@ -393,9 +395,9 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     sqlx::query_scalar(concat!(
         "SELECT ",
         work_order_item!(),
-        " || jsonb_build_object('description', w.description, 'villaId', w.villa_id,
+        " || jsonb_build_object('description', w.description,
             'asset', (SELECT jsonb_build_object('id', a.id, 'name', a.name) FROM assets a WHERE a.id = w.asset_id),
-            'assigneeType', w.assignee_type, 'holdReason', w.hold_reason, 'completionNotes', w.completion_notes,
+            'holdReason', w.hold_reason, 'completionNotes', w.completion_notes,
             'completedAt', w.completed_at, 'scheduleId', w.schedule_id, 'occurrenceDate', w.occurrence_date,
             'emergencyId', (SELECT e.id FROM emergencies e WHERE e.work_order_id = w.id),
             'createdBy', w.created_by, 'updatedAt', w.updated_at,

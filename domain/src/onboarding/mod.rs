@@ -154,33 +154,32 @@ pub async fn villa_bundle(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     }))
 }
 
-/// Deletes the villa and, through the schema's cascades, every record that belongs to it;
-/// with `expected`, only if the villa is still at that version. Returns its document-store
-/// folder, if one was ever fixed, for the caller to enqueue its removal.
+/// Deletes the villa and, through the schema's cascades, every record that is only its own;
+/// with `expected`, only if the villa is still at that version. A villa with operational history
+/// is refused with 409 `VILLA_IN_USE` naming what holds it ([`in_use`]). Returns its
+/// document-store folder, if one was ever fixed, for the caller to enqueue its removal.
 pub async fn delete_villa(
     conn: &mut PgConnection,
     id: Uuid,
     expected: Option<i32>,
 ) -> Result<Option<String>> {
-    let row: Option<(Option<String>, Option<Uuid>)> = sqlx::query_as(
-        "DELETE FROM villas WHERE id = $1 AND ($2::int IS NULL OR version = $2)
-         RETURNING storage_folder, owner_id",
-    )
-    .bind(id)
-    .bind(expected)
-    .fetch_optional(&mut *conn)
-    .await?;
-    let Some((folder, owner)) = row else {
-        let exists: Option<bool> = sqlx::query_scalar("SELECT true FROM villas WHERE id = $1")
+    // The row lock first: records being written for this villa (they hold a key-share lock
+    // through their foreign key) commit before the count below sees them, and new ones wait
+    // for this transaction, then fail their foreign key instead of being deleted with it.
+    let version: i32 = sqlx::query_scalar("SELECT version FROM villas WHERE id = $1 FOR UPDATE")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("villa"))?;
+    if expected.is_some_and(|e| e != version) {
+        return Err(Error::PreconditionFailed);
+    }
+    crate::villas::refuse_if_in_use(conn, id).await?;
+    let (folder, owner): (Option<String>, Option<Uuid>) =
+        sqlx::query_as("DELETE FROM villas WHERE id = $1 RETURNING storage_folder, owner_id")
             .bind(id)
-            .fetch_optional(&mut *conn)
+            .fetch_one(&mut *conn)
             .await?;
-        return Err(if exists.is_some() {
-            Error::PreconditionFailed
-        } else {
-            Error::NotFound("villa")
-        });
-    };
     // An owner created by this villa's step 2 goes with it, unless another villa was linked to
     // it since; owners created on their own (`/management/owners`) stay.
     if let Some(owner) = owner {

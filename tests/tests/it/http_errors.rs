@@ -390,3 +390,131 @@ async fn nul_characters_are_refused_with_400_naming_the_field(pool: PgPool) {
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["details"][0]["field"], "title");
 }
+
+/// The fields named in the body of a maintenance or inventory 400.
+fn refused_fields(body: &serde_json::Value) -> Vec<String> {
+    let list = body["error"]["fields"]
+        .as_array()
+        .or_else(|| body["error"]["details"]["fields"].as_array())
+        .unwrap_or_else(|| panic!("no fields in {body}"));
+    list.iter()
+        .map(|f| f["field"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Year 0000 (which Postgres does not keep) and timestamps that are year 10000 once in UTC were
+/// 500s on every surface; the date and timestamp kinds refuse them, naming the field.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn dates_outside_what_is_kept_are_400_naming_the_field(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let villa = crate::management_villas::create_villa(&app, "Dates").await;
+    let post = |path: &'static str, body: serde_json::Value| {
+        let req = app.request(Method::POST, path, Some("admin")).json(&body);
+        async move { read_json(req.send().await.unwrap()).await }
+    };
+    let (status, body) = post(
+        "/maintenance/assets",
+        json!({"name": "Pump", "category": "POOL",
+        "villaId": villa, "purchaseDate": "0000-01-01", "warrantyEndDate": "0000-06-01"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(refused_fields(&body), ["purchaseDate", "warrantyEndDate"]);
+    let (status, body) = post(
+        "/maintenance/work-orders",
+        json!({"title": "Leak", "villaId": villa,
+        "category": "PLUMBING", "priority": "HIGH", "dueDate": "9999-12-31T23:00:00-05:00"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(refused_fields(&body), ["dueDate"]);
+    let (status, body) = post(
+        "/maintenance/work-orders",
+        json!({"title": "Leak", "villaId": villa,
+        "category": "PLUMBING", "priority": "HIGH", "dueDate": "0000-12-31T23:00:00Z"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(refused_fields(&body), ["dueDate"]);
+    let (status, body) = post(
+        "/maintenance/timesheets",
+        json!({"hours": 1, "activityType": "REPAIR",
+        "date": "0000-01-01", "villaId": villa}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(refused_fields(&body), ["date"]);
+    let templates = app.get("/maintenance/pmp/templates", "admin").await;
+    let (_, templates) = read_json(templates).await;
+    let (status, body) = post(
+        "/maintenance/pmp/schedules",
+        json!({"templateId": templates["data"][0]["id"],
+        "assetId": uuid::Uuid::now_v7(), "startDate": "0000-01-01"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        refused_fields(&body).contains(&"startDate".to_owned()),
+        "{body}"
+    );
+    let (status, body) = post("/inventory/items", json!({"name": "Milk", "sku": "MILK-1", "category": "LINENS",
+        "propertyId": villa, "locationId": uuid::Uuid::now_v7(), "unit": "EACH", "expiryDate": "0000-02-29"})).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(refused_fields(&body), ["expiryDate"]);
+    // Query dates go through the same rule.
+    let (status, body) = read_json(
+        app.get("/maintenance/timesheets?startDate=0000-01-01", "admin")
+            .await,
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(refused_fields(&body), ["startDate"]);
+    // The bounds themselves are dates like any other.
+    let (status, body) = post(
+        "/maintenance/assets",
+        json!({"name": "Pump", "category": "POOL",
+        "villaId": villa, "purchaseDate": "0001-01-01", "warrantyEndDate": "9999-12-31"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+}
+
+/// The safety net under every route: what a client's data can make Postgres refuse becomes a
+/// 4xx-kind domain error naming the field where the constraint's name tells it, never a 500.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn the_database_refusing_client_data_maps_to_client_errors(pool: PgPool) {
+    use domain::Error;
+    let check = sqlx::query(
+        "INSERT INTO timesheet_days (person, work_date, hours) VALUES ('x', '2026-01-01', 30)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap_err();
+    match Error::from(check) {
+        Error::Validation(fields) => assert_eq!(fields[0].field, "hours"),
+        other => panic!("{other:?}"),
+    }
+    let foreign = sqlx::query(
+        "INSERT INTO work_orders (id, villa_id, title, category, priority, created_by)
+         VALUES ($1, $1, 'x', 'POOL', 'HIGH', 't')",
+    )
+    .bind(uuid::Uuid::now_v7())
+    .execute(&pool)
+    .await
+    .unwrap_err();
+    match Error::from(foreign) {
+        Error::Conflict { message, .. } => assert!(message.starts_with("villaId"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    let data = sqlx::query("SELECT '0000-01-01'::date")
+        .execute(&pool)
+        .await
+        .unwrap_err();
+    assert!(matches!(Error::from(data), Error::Validation(_)));
+    // What no client data explains stays a database error (500).
+    let broken = sqlx::query("SELECT * FROM no_such_table")
+        .execute(&pool)
+        .await
+        .unwrap_err();
+    assert!(matches!(Error::from(broken), Error::Database(_)));
+}

@@ -89,24 +89,84 @@ async fn quantity_of(app: &TestApp, item: &str) -> Decimal {
     dec(&body["quantity"])
 }
 
-/// Every item's quantity equals the sum of its movements, and none is below 0.
+/// Every item's quantity equals the sum of its movements' changes (no constraint says so; that
+/// neither goes below 0 is a CHECK, not worth asserting).
 pub async fn assert_ledger_holds(pool: &PgPool) {
     let broken: Vec<(Uuid, Decimal, Option<Decimal>)> = sqlx::query_as(
         "SELECT i.id, i.quantity, (SELECT sum(change) FROM inventory_movements m WHERE m.item_id = i.id)
          FROM inventory_items i
-         WHERE i.quantity <> coalesce((SELECT sum(change) FROM inventory_movements m WHERE m.item_id = i.id), 0)
-            OR i.quantity < 0",
+         WHERE i.quantity <> coalesce((SELECT sum(change) FROM inventory_movements m WHERE m.item_id = i.id), 0)",
     )
     .fetch_all(pool)
     .await
     .unwrap();
     assert!(broken.is_empty(), "ledger broken: {broken:?}");
-    let negative: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM inventory_movements WHERE balance_after < 0")
-            .fetch_one(pool)
-            .await
-            .unwrap();
-    assert_eq!(negative, 0);
+}
+
+/// The ledger of `item` as `GET /inventory/movements` lists it, every page.
+async fn ledger_of(app: &TestApp, item: &str) -> Vec<Value> {
+    let mut all = Vec::new();
+    for page in 1.. {
+        let (status, body) = get(
+            app,
+            &format!("/inventory/movements?itemId={item}&limit=100&page={page}"),
+            "viewer",
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let data = body["data"].as_array().unwrap();
+        if data.is_empty() {
+            break;
+        }
+        all.extend(data.iter().cloned());
+    }
+    all
+}
+
+/// What the answers say the ledger of `item` holds, checked against the API: its quantity is the
+/// starting quantity plus the change of every movement answered 201 (`answered`, as answered)
+/// plus what the answered transfers moved (`transferred`); the ledger lists exactly those
+/// movements (by id, each with the change it answered) besides its INITIAL movement (`start`)
+/// and its transfer movements (summing to `transferred`). A movement lost, doubled, or written
+/// while its POST answered an error fails this.
+async fn assert_ledger_is(
+    app: &TestApp,
+    item: &str,
+    start: Decimal,
+    answered: &[Value],
+    transferred: Decimal,
+) {
+    let mut listed = Vec::new();
+    let (mut initial, mut transfers) = (Decimal::ZERO, Decimal::ZERO);
+    for m in ledger_of(app, item).await {
+        assert_eq!(m["itemId"], item, "{m}");
+        match m["type"].as_str().unwrap() {
+            "INITIAL" => initial += dec(&m["change"]),
+            "TRANSFER_IN" | "TRANSFER_OUT" => transfers += dec(&m["change"]),
+            _ => listed.push((m["id"].as_str().unwrap().to_owned(), dec(&m["change"]))),
+        }
+    }
+    let mut expected: Vec<(String, Decimal)> = answered
+        .iter()
+        .map(|m| (m["id"].as_str().unwrap().to_owned(), dec(&m["change"])))
+        .collect();
+    listed.sort();
+    expected.sort();
+    assert_eq!(
+        listed, expected,
+        "item {item}: the ledger lists exactly the movements answered 201"
+    );
+    assert_eq!(initial, start, "item {item}: its INITIAL movement");
+    assert_eq!(
+        transfers, transferred,
+        "item {item}: its transfer movements"
+    );
+    let posted: Decimal = expected.iter().map(|(_, change)| *change).sum();
+    assert_eq!(
+        quantity_of(app, item).await,
+        start + posted + transferred,
+        "item {item}: the quantity the answers add up to"
+    );
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
@@ -467,6 +527,7 @@ async fn categories_and_locations_are_trees(pool: PgPool) {
     .await;
     assert_eq!(status, 201, "{sheets}");
     assert_eq!(sheets["code"], "BED_SHEETS_KING");
+    assert_eq!(sheets["parentId"], linens);
     assert_eq!(sheets["path"], "Linens / Bed sheets (king)");
     assert_eq!(sheets["builtin"], false);
     let (status, body) = post(
@@ -746,6 +807,8 @@ async fn movements_keep_the_ledger_and_refuse_what_would_go_below_zero(pool: PgP
     )
     .await;
     assert_eq!(status, 201, "{used}");
+    assert_eq!(used["referenceType"], "WORK_ORDER");
+    assert_eq!(used["referenceId"], wo["id"]);
     assert_eq!(dec(&used["quantity"]), Decimal::new(25, 1));
     assert_eq!(dec(&used["change"]), Decimal::new(-25, 1));
     assert_eq!(dec(&used["balanceAfter"]), Decimal::new(375, 1));
@@ -769,8 +832,8 @@ async fn movements_keep_the_ledger_and_refuse_what_would_go_below_zero(pool: PgP
     let (status, refused) = movement(&app, &id, "ADJUSTMENT", json!(-38)).await;
     assert_eq!(status, 409, "{refused}");
     assert_eq!(quantity_of(&app, &id).await, Decimal::from(37));
-    let (status, _) = movement(&app, &id, "DAMAGE", json!(37)).await;
-    assert_eq!(status, 201);
+    let (status, damaged) = movement(&app, &id, "DAMAGE", json!(37)).await;
+    assert_eq!(status, 201, "{damaged}");
     let (status, returned) = movement(&app, &id, "RETURN", json!(1)).await;
     assert_eq!(status, 201, "{returned}");
 
@@ -797,6 +860,10 @@ async fn movements_keep_the_ledger_and_refuse_what_would_go_below_zero(pool: PgP
         "{page}"
     );
     assert_eq!(page["data"][0]["item"]["sku"], "CHL");
+    // The list answers the ids its filters name.
+    assert_eq!(page["data"][0]["itemId"], id);
+    assert_eq!(page["data"][0]["propertyId"], villa.to_string());
+    assert_eq!(page["data"][0]["property"]["id"], villa.to_string());
     let today = chrono::Utc::now().date_naive();
     for (query, total) in [
         ("type=USE".to_owned(), 1),
@@ -818,6 +885,16 @@ async fn movements_keep_the_ledger_and_refuse_what_would_go_below_zero(pool: PgP
         assert_eq!(status, 400, "{query}: {body}");
         assert_eq!(bad_fields(&body), [field]);
     }
+    // Exactly the five movements answered 201 (the refused ones left nothing), and the quantity
+    // they add up to from the 10 kg it started with.
+    assert_ledger_is(
+        &app,
+        &id,
+        Decimal::from(10),
+        &[bought, used, adjusted, damaged, returned],
+        Decimal::ZERO,
+    )
+    .await;
     assert_ledger_holds(&pool).await;
 
     // Past the largest quantity the ledger keeps (after years of purchases): a 400, not a 500.
@@ -861,15 +938,18 @@ async fn fifty_simultaneous_withdrawals_from_twenty_leave_zero(pool: PgPool) {
     }
     assert_eq!(counts.get(&201), Some(&20), "{counts:?}");
     assert_eq!(counts.get(&409), Some(&30), "{counts:?}");
-    assert_eq!(quantity_of(&app, &id).await, Decimal::ZERO);
     // Each success left its own balance: 19 down to 0, once each.
-    let mut balances: Vec<Decimal> = answers
-        .iter()
+    let succeeded: Vec<Value> = answers
+        .into_iter()
         .filter(|(s, _)| *s == 201)
-        .map(|(_, b)| dec(&b["balanceAfter"]))
+        .map(|(_, b)| b)
         .collect();
+    let mut balances: Vec<Decimal> = succeeded.iter().map(|b| dec(&b["balanceAfter"])).collect();
     balances.sort();
     assert_eq!(balances, (0..20).map(Decimal::from).collect::<Vec<_>>());
+    // The ledger holds exactly the twenty answered 201, none of the thirty refused, and the
+    // quantity is what they add up to.
+    assert_ledger_is(&app, &id, Decimal::from(20), &succeeded, Decimal::ZERO).await;
     assert_ledger_holds(&pool).await;
 }
 
@@ -989,6 +1069,12 @@ async fn transfers_are_in_transit_until_received_or_cancelled(pool: PgPool) {
     .await;
     assert_eq!(status, 201, "{sent}");
     assert_eq!(sent["status"], "IN_TRANSIT");
+    // The ids the request named, under the same names, beside the locations they name.
+    assert_eq!(sent["sourceLocationId"], warehouse);
+    assert_eq!(sent["destinationLocationId"], cupboard);
+    assert_eq!(sent["sourceLocation"]["id"], warehouse);
+    assert_eq!(sent["destinationLocation"]["id"], cupboard);
+    assert_eq!(sent["items"][0]["itemId"], sheet_id);
     assert_eq!(sent["sourceLocation"]["path"], "Villa Sunset / Warehouse");
     assert_eq!(
         sent["destinationLocation"]["path"],
@@ -1133,6 +1219,12 @@ async fn transfers_are_in_transit_until_received_or_cancelled(pool: PgPool) {
     let (status, one) = get(&app, &format!("/inventory/transfers/{id}"), "viewer").await;
     assert_eq!(status, 200, "{one}");
     assert_eq!(one["status"], "RECEIVED_WITH_DISCREPANCY");
+    assert_eq!(one["sourceLocationId"], warehouse);
+    assert_eq!(one["destinationLocationId"], cupboard);
+    let (_, page) = get(&app, "/inventory/transfers?status=CANCELLED", "viewer").await;
+    assert_eq!(page["data"][0]["id"], doomed_id);
+    assert_eq!(page["data"][0]["sourceLocationId"], warehouse);
+    assert_eq!(page["data"][0]["destinationLocationId"], cupboard);
     for (query, total) in [
         (String::new(), 3),
         ("status=CANCELLED".to_owned(), 1),
@@ -1177,6 +1269,10 @@ async fn the_ledger_holds_after_a_random_mix_of_movements_and_transfers(pool: Pg
     };
     let mut outcomes: HashMap<u16, usize> = HashMap::new();
     let mut in_transit = Vec::new();
+    // What the answers say: per item, the movements answered 201 and the net change of the
+    // answered transfers.
+    let mut posted: HashMap<String, Vec<Value>> = HashMap::new();
+    let mut transferred: HashMap<String, Decimal> = HashMap::new();
     for round in 0..12 {
         let mut batch = Vec::new();
         for _ in 0..8 {
@@ -1202,9 +1298,17 @@ async fn the_ledger_holds_after_a_random_mix_of_movements_and_transfers(pool: Pg
         for (status, body) in moves {
             assert!(status == 201 || status == 409, "{status}: {body}");
             *outcomes.entry(status).or_default() += 1;
+            if status == 201 {
+                let item = body["itemId"].as_str().unwrap().to_owned();
+                posted.entry(item).or_default().push(body);
+            }
         }
         assert!(sent.0 == 201 || sent.0 == 409, "{sent:?}");
         if sent.0 == 201 {
+            let line = &sent.1["items"][0];
+            *transferred
+                .entry(line["itemId"].as_str().unwrap().to_owned())
+                .or_default() -= dec(&line["sent"]);
             in_transit.push(sent.1["id"].as_str().unwrap().to_owned());
         }
         assert_ledger_holds(&pool).await;
@@ -1231,10 +1335,34 @@ async fn the_ledger_holds_after_a_random_mix_of_movements_and_transfers(pool: Pg
             .await
         };
         assert_eq!(status, 200, "{body}");
+        // Received: what arrived went into the item with the sku at B; cancelled: all of it back.
+        let line = &body["items"][0];
+        let (into, change) = if n % 2 == 0 {
+            (&line["destinationItemId"], dec(&line["received"]))
+        } else {
+            (&line["itemId"], dec(&line["sent"]))
+        };
+        *transferred
+            .entry(into.as_str().unwrap().to_owned())
+            .or_default() += change;
     }
     assert!(
         outcomes.get(&201).copied().unwrap_or(0) > 20,
         "{outcomes:?}"
     );
     assert_ledger_holds(&pool).await;
+    // Each item, at A and at B, holds what the answers add up to, and its ledger exactly the
+    // movements answered 201.
+    for item in &items {
+        let answered = posted.remove(item).unwrap_or_default();
+        let moved = transferred.remove(item).unwrap_or_default();
+        assert_ledger_is(&app, item, Decimal::from(10), &answered, moved).await;
+    }
+    assert!(
+        posted.is_empty(),
+        "movements answered for unknown items: {posted:?}"
+    );
+    for (item, moved) in &transferred {
+        assert_ledger_is(&app, item, Decimal::ZERO, &[], *moved).await;
+    }
 }

@@ -1,13 +1,16 @@
 //! Stock alerts, raised and resolved by the alerts jobs (worker-alerts), handled by people; and
 //! the inventory reports.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
-use jobs::{Job, JobRegistry, alerts::EvaluateStockAlerts};
+use chrono::{Days, NaiveDate};
+use domain::{clock::BusinessZone, inventory::alerts::Evaluated};
+use jobs::{Job, JobContext, JobRegistry, JobServices, alerts::EvaluateStockAlerts};
 use reqwest::Method;
 use serde_json::{Value, json};
-use sqlx::PgPool;
-use tests::{TestApp, eventually};
+use sqlx::{PgPool, postgres::PgPoolOptions};
+use tests::{TestApp, TestAppOptions, TestWorker, eventually};
+use tokio::sync::Barrier;
 use uuid::Uuid;
 
 use crate::inventory::{assert_inventory_error, bad_fields, get, item, location, movement, post};
@@ -43,6 +46,67 @@ async fn open_alerts(pool: &PgPool, item: &str) -> Vec<(String, String)> {
     .unwrap()
 }
 
+/// Waits until every job has run (the evaluations the changes enqueued).
+async fn settled(pool: &PgPool) {
+    eventually(Duration::from_secs(10), || async {
+        let waiting: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM jobs WHERE status <> 'SUCCEEDED'")
+                .fetch_one(pool)
+                .await
+                .unwrap();
+        (waiting == 0).then_some(())
+    })
+    .await
+    .expect("every enqueued evaluation ran within 10 s");
+}
+
+/// (type, status, severity, resolutionAction) of an alert.
+type AlertRow = (String, String, String, Option<String>);
+
+/// Every alert of `item`, oldest first.
+async fn alert_rows(pool: &PgPool, item: &str) -> Vec<AlertRow> {
+    sqlx::query_as(
+        "SELECT type, status, severity, resolution_action FROM inventory_alerts
+         WHERE item_id = $1::uuid ORDER BY created_at, id",
+    )
+    .bind(item)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+/// One direct evaluation of `item` on `today`, on a connection of its own.
+async fn evaluate_now(pool: &PgPool, item: &str, today: NaiveDate) -> Evaluated {
+    let mut conn = pool.acquire().await.unwrap();
+    domain::inventory::alerts::evaluate(&mut conn, Some(item.parse().unwrap()), 30, today)
+        .await
+        .unwrap()
+}
+
+async fn resolve(app: &TestApp, alert: &Value, action: &str) {
+    let (status, done) = post(
+        app,
+        &format!(
+            "/inventory/alerts/{}/resolve",
+            alert["id"].as_str().unwrap()
+        ),
+        "staff",
+        json!({"action": action}),
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["status"], "RESOLVED");
+}
+
+fn row(kind: &str, status: &str, severity: &str, action: Option<&str>) -> AlertRow {
+    (
+        kind.to_owned(),
+        status.to_owned(),
+        severity.to_owned(),
+        action.map(str::to_owned),
+    )
+}
+
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn alerts_are_raised_by_jobs_once_and_resolved_when_their_cause_goes(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
@@ -65,6 +129,11 @@ async fn alerts_are_raised_by_jobs_once_and_resolved_when_their_cause_goes(pool:
     let alert = alerts_of(&app, &id, Some("ACTIVE"), 1).await.remove(0);
     assert_eq!(alert["type"], "LOW_STOCK");
     assert_eq!(alert["severity"], "WARNING");
+    // The ids the list filters by, under the same names, beside the records they name.
+    assert_eq!(alert["itemId"], id);
+    assert_eq!(alert["propertyId"], villa.to_string());
+    assert_eq!(alert["locationId"], store);
+    assert_eq!(alert["item"]["id"], id);
     assert_eq!(alert["item"]["sku"], "SOAP");
     assert_eq!(alert["property"]["name"], "Villa Alert");
     assert_eq!(alert["location"]["name"], "Store");
@@ -91,32 +160,6 @@ async fn alerts_are_raised_by_jobs_once_and_resolved_when_their_cause_goes(pool:
         "{critical}"
     );
 
-    // Many evaluations at once, from jobs and directly: still one open alert per item and type.
-    let mut enqueued = Vec::new();
-    let mut tx = pool.begin().await.unwrap();
-    for n in 0..10 {
-        enqueued.push(
-            EvaluateStockAlerts {
-                item_id: None,
-                tick: Some(format!("race-{n}")),
-            }
-            .enqueue(&mut tx)
-            .await
-            .unwrap(),
-        );
-    }
-    tx.commit().await.unwrap();
-    app.queues.push(&enqueued).await;
-    let direct = (0..10).map(|_| {
-        let pool = pool.clone();
-        async move {
-            let mut conn = pool.acquire().await.unwrap();
-            domain::inventory::alerts::evaluate(&mut conn, None, 30)
-                .await
-                .unwrap()
-        }
-    });
-    futures::future::join_all(direct).await;
     let damaged = item(
         &app,
         villa,
@@ -138,13 +181,7 @@ async fn alerts_are_raised_by_jobs_once_and_resolved_when_their_cause_goes(pool:
     let fan_alert = alerts_of(&app, &fan, Some("ACTIVE"), 1).await.remove(0);
     assert_eq!(fan_alert["type"], "CONDITION");
     assert_eq!(fan_alert["severity"], "WARNING");
-    eventually(Duration::from_secs(10), || async {
-        let done: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE kind = 'alerts.evaluate_stock' AND status <> 'SUCCEEDED'")
-            .fetch_one(&pool).await.unwrap();
-        (done == 0).then_some(())
-    })
-    .await
-    .expect("every evaluation ran");
+    settled(&pool).await;
     assert_eq!(
         open_alerts(&pool, &id).await,
         [("LOW_STOCK".to_owned(), "ACTIVE".to_owned())]
@@ -334,6 +371,381 @@ async fn people_acknowledge_and_resolve_alerts_and_the_refused_moves_are_409(poo
         assert_eq!(status, 400, "{query}");
         assert_eq!(bad_fields(&body), [field]);
     }
+}
+
+/// A fresh cause (four items just below their minimum, one of them just damaged, no alert yet)
+/// evaluated by 24 callers released together at a barrier: 16 direct evaluations, each on a
+/// connection of its own opened beforehand, and 8 runs of the alerts job, half of each for the one
+/// item, half for every item. Exactly one alert per item and type comes out, and the callers
+/// together report exactly those as opened. An evaluation that checks for an open alert and then
+/// inserts one fails this: the callers' checks all run before any insert commits, so each finds
+/// none and inserts its own (or, with the unique index, all but one fail on it). The upsert lets
+/// the unique index decide: one caller inserts, the others wait for its commit and update.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_fresh_cause_evaluated_by_many_callers_at_once_opens_one_alert(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let villa = create_villa(&app, "Villa Race").await;
+    let store = location(&app, villa, "Store", None).await;
+    let mut fresh = Vec::new();
+    for n in 0..4 {
+        let created = item(
+            &app,
+            villa,
+            &store,
+            &format!("RACE-{n}"),
+            json!({"quantity": 10, "minStock": 5, "category": "TOILETRIES"}),
+        )
+        .await;
+        fresh.push(created["id"].as_str().unwrap().to_owned());
+    }
+    // No worker runs yet: the evaluations these changes enqueue wait in the queue.
+    for id in &fresh {
+        let (status, body) = movement(&app, id, "USE", json!(6)).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/inventory/items/{}", fresh[0]),
+        "manager",
+        Some(json!({"condition": "DAMAGED"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM inventory_alerts")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(before, 0, "no alert before the race");
+
+    let callers = 24;
+    let racers = PgPoolOptions::new()
+        .max_connections(callers)
+        .connect_with(pool.connect_options().as_ref().clone())
+        .await
+        .unwrap();
+    // Every connection opened before the race, so that none of the callers starts late.
+    let mut warm = Vec::new();
+    for _ in 0..callers {
+        warm.push(racers.acquire().await.unwrap());
+    }
+    drop(warm);
+    let services = Arc::new(JobServices::from_settings(&app.core));
+    let today = services.business_time_zone.today();
+    let one: Uuid = fresh[0].parse().unwrap();
+    let barrier = Arc::new(Barrier::new(usize::try_from(callers).unwrap()));
+    let mut racing = Vec::new();
+    for n in 0..16 {
+        let mut conn = racers.acquire().await.unwrap();
+        let barrier = barrier.clone();
+        let only = (n % 2 == 0).then_some(one);
+        racing.push(tokio::spawn(async move {
+            barrier.wait().await;
+            domain::inventory::alerts::evaluate(&mut conn, only, 30, today)
+                .await
+                .unwrap()
+                .opened
+        }));
+    }
+    for n in 0..8 {
+        let ctx = JobContext {
+            pool: racers.clone(),
+            services: services.clone(),
+            job_id: Uuid::now_v7(),
+            attempt: 1,
+            max_attempts: 1,
+            worker: format!("racer-{n}").into(),
+        };
+        let job = if n % 2 == 0 {
+            EvaluateStockAlerts::item(one)
+        } else {
+            EvaluateStockAlerts::default()
+        };
+        let barrier = barrier.clone();
+        racing.push(tokio::spawn(async move {
+            barrier.wait().await;
+            let result = job.run(ctx).await.unwrap();
+            result["opened"].as_i64().unwrap()
+        }));
+    }
+    let mut opened = 0;
+    for caller in racing {
+        opened += caller.await.unwrap();
+    }
+
+    let mut expected: Vec<(String, String, i64)> = fresh
+        .iter()
+        .map(|id| (id.clone(), "LOW_STOCK".to_owned(), 1))
+        .collect();
+    expected.push((fresh[0].clone(), "CONDITION".to_owned(), 1));
+    expected.sort();
+    let per_cause = || async {
+        let mut found: Vec<(String, String, i64)> = sqlx::query_as(
+            "SELECT item_id::text, type, count(*) FROM inventory_alerts WHERE status = 'ACTIVE' GROUP BY 1, 2",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        found.sort();
+        found
+    };
+    assert_eq!(per_cause().await, expected, "one alert per item and type");
+    assert_eq!(opened, 5, "the five alerts reported opened once each");
+    let all: i64 = sqlx::query_scalar("SELECT count(*) FROM inventory_alerts")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(all, 5);
+    // The evaluations the changes enqueued, run now, change nothing.
+    let _worker = app.worker(registry());
+    settled(&pool).await;
+    assert_eq!(per_cause().await, expected);
+}
+
+/// Enqueues and pushes a full evaluation, as the scheduler's tick does.
+async fn full_evaluation(app: &TestApp, tick: &str) {
+    let mut tx = app.pool.begin().await.unwrap();
+    let job = EvaluateStockAlerts {
+        item_id: None,
+        tick: Some(tick.to_owned()),
+    }
+    .enqueue(&mut tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    app.queues.push(&[job]).await;
+}
+
+/// A person's resolution holds while the cause lasts: evaluated again (directly, by the item's
+/// job, by a full evaluation) with the stock still low, the alert stays resolved; reaching 0 (a
+/// worse cause) raises a new CRITICAL alert; resolved at CRITICAL, it holds until a restock
+/// above the minimum clears the cause, and the next drop raises a new alert.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_resolution_holds_until_the_cause_clears_or_gets_worse(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let _worker = app.worker(registry());
+    let villa = create_villa(&app, "Villa Resolve").await;
+    let store = location(&app, villa, "Store", None).await;
+    let soap = item(
+        &app,
+        villa,
+        &store,
+        "SOAP",
+        json!({"quantity": 8, "minStock": 5, "category": "TOILETRIES"}),
+    )
+    .await;
+    let id = soap["id"].as_str().unwrap().to_owned();
+    let today = chrono::Utc::now().date_naive();
+    let reordered = row("LOW_STOCK", "RESOLVED", "WARNING", Some("REORDERED"));
+
+    // Down to 4: a WARNING, which a storekeeper resolves (two boxes are on their way).
+    let (status, _) = movement(&app, &id, "USE", json!(4)).await;
+    assert_eq!(status, 201);
+    let warning = alerts_of(&app, &id, Some("ACTIVE"), 1).await.remove(0);
+    assert_eq!(warning["severity"], "WARNING");
+    resolve(&app, &warning, "REORDERED").await;
+
+    // The cause unchanged: evaluated directly, by the item's job after a withdrawal that keeps it
+    // a WARNING, and by a full evaluation, it stays resolved and nothing new is raised.
+    assert_eq!(evaluate_now(&pool, &id, today).await, Evaluated::default());
+    let (status, _) = movement(&app, &id, "USE", json!(1)).await;
+    assert_eq!(status, 201);
+    full_evaluation(&app, "resolve-1").await;
+    settled(&pool).await;
+    assert_eq!(evaluate_now(&pool, &id, today).await, Evaluated::default());
+    assert_eq!(
+        alert_rows(&pool, &id).await,
+        std::slice::from_ref(&reordered)
+    );
+
+    // Worse: out of stock. A new alert, CRITICAL; the person's resolution stays as it was.
+    let (status, _) = movement(&app, &id, "USE", json!(3)).await;
+    assert_eq!(status, 201);
+    let critical = alerts_of(&app, &id, Some("ACTIVE"), 1).await.remove(0);
+    assert_eq!(critical["severity"], "CRITICAL");
+    assert_ne!(critical["id"], warning["id"]);
+    settled(&pool).await;
+    assert_eq!(
+        alert_rows(&pool, &id).await,
+        [
+            reordered.clone(),
+            row("LOW_STOCK", "ACTIVE", "CRITICAL", None)
+        ]
+    );
+
+    // Resolved at CRITICAL: nothing is worse, so nothing new while the shelf is empty or
+    // half-filled below the minimum.
+    resolve(&app, &critical, "DISMISSED").await;
+    let dismissed = row("LOW_STOCK", "RESOLVED", "CRITICAL", Some("DISMISSED"));
+    assert_eq!(evaluate_now(&pool, &id, today).await, Evaluated::default());
+    let (status, _) = movement(&app, &id, "PURCHASE", json!(2)).await;
+    assert_eq!(status, 201);
+    full_evaluation(&app, "resolve-2").await;
+    settled(&pool).await;
+    assert_eq!(
+        alert_rows(&pool, &id).await,
+        [reordered.clone(), dismissed.clone()]
+    );
+
+    // The cause clears (restocked above the minimum), then comes back: a new alert.
+    let (status, _) = movement(&app, &id, "PURCHASE", json!(10)).await;
+    assert_eq!(status, 201);
+    settled(&pool).await;
+    assert!(open_alerts(&pool, &id).await.is_empty());
+    let (status, _) = movement(&app, &id, "USE", json!(8)).await;
+    assert_eq!(status, 201);
+    let again = alerts_of(&app, &id, Some("ACTIVE"), 1).await.remove(0);
+    assert_eq!(again["severity"], "WARNING");
+    settled(&pool).await;
+    assert_eq!(
+        alert_rows(&pool, &id).await,
+        [
+            reordered,
+            dismissed,
+            row("LOW_STOCK", "ACTIVE", "WARNING", None)
+        ]
+    );
+}
+
+/// A resolved EXPIRY WARNING ("expires on ...") stays resolved until the date passes; then the
+/// item has expired, which is worse: a new CRITICAL alert ("expired on ..."), whether the
+/// evaluation runs on a later day (direct, with that day) or the date is behind (the job).
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_resolved_expiry_warning_stays_resolved_until_the_date_passes(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let _worker = app.worker(registry());
+    let villa = create_villa(&app, "Villa Dairy").await;
+    let store = location(&app, villa, "Fridge", None).await;
+    // The test app's company day is UTC's.
+    let today = chrono::Utc::now().date_naive();
+    let soon = today + Days::new(10);
+    let mut ids = Vec::new();
+    for sku in ["MILK", "JUICE"] {
+        let created = item(
+            &app,
+            villa,
+            &store,
+            sku,
+            json!({"quantity": 4, "unit": "LITER", "expiryDate": soon.to_string(), "category": "GUEST_AMENITIES"}),
+        )
+        .await;
+        let id = created["id"].as_str().unwrap().to_owned();
+        let warning = alerts_of(&app, &id, Some("ACTIVE"), 1).await.remove(0);
+        assert_eq!(warning["type"], "EXPIRY");
+        assert_eq!(warning["severity"], "WARNING");
+        assert!(
+            warning["message"].as_str().unwrap().contains("expires on"),
+            "{warning}"
+        );
+        resolve(&app, &warning, "OTHER").await;
+        ids.push(id);
+    }
+    let (milk, juice) = (&ids[0], &ids[1]);
+    let resolved = row("EXPIRY", "RESOLVED", "WARNING", Some("OTHER"));
+
+    // Today, and on the expiry date itself: still resolved.
+    full_evaluation(&app, "expiry-1").await;
+    settled(&pool).await;
+    for day in [today, soon] {
+        assert_eq!(evaluate_now(&pool, milk, day).await, Evaluated::default());
+    }
+    assert_eq!(
+        alert_rows(&pool, milk).await,
+        std::slice::from_ref(&resolved)
+    );
+    assert_eq!(
+        alert_rows(&pool, juice).await,
+        std::slice::from_ref(&resolved)
+    );
+
+    // The day after: expired, worse than when it was resolved.
+    let done = evaluate_now(&pool, milk, soon + Days::new(1)).await;
+    assert_eq!(
+        done,
+        Evaluated {
+            opened: 1,
+            resolved: 0,
+            released: 1
+        }
+    );
+    let expired = alerts_of(&app, milk, Some("ACTIVE"), 1).await.remove(0);
+    assert_eq!(expired["severity"], "CRITICAL");
+    assert!(
+        expired["message"].as_str().unwrap().contains("expired on"),
+        "{expired}"
+    );
+    assert_eq!(
+        alert_rows(&pool, milk).await,
+        [resolved.clone(), row("EXPIRY", "ACTIVE", "CRITICAL", None)]
+    );
+
+    // The juice's date goes by (time passing, no change of its own), and the scheduler's tick
+    // evaluates every item.
+    sqlx::query("UPDATE inventory_items SET expiry_date = $2 WHERE id = $1::uuid")
+        .bind(juice)
+        .bind(today - Days::new(1))
+        .execute(&pool)
+        .await
+        .unwrap();
+    full_evaluation(&app, "expiry-2").await;
+    settled(&pool).await;
+    assert_eq!(
+        alert_rows(&pool, juice).await,
+        [resolved, row("EXPIRY", "ACTIVE", "CRITICAL", None)]
+    );
+}
+
+/// Expiry is measured against the company's day (`BUSINESS_TIME_ZONE`), not UTC's nor the
+/// database session's: an item expiring today on Baker Island (UTC−12) is expiring for a company
+/// there and already expired for one on Kiritimati (UTC+14), whose day is always at least one
+/// ahead of it.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn expiry_alerts_measure_the_company_s_day(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let villa = create_villa(&app, "Villa Zones").await;
+    let store = location(&app, villa, "Store", None).await;
+    let west: BusinessZone = "Etc/GMT+12".parse().unwrap();
+    let east: BusinessZone = "Pacific/Kiritimati".parse().unwrap();
+    let expiry = west.today();
+    assert!(east.today() > expiry);
+    let milk = item(
+        &app,
+        villa,
+        &store,
+        "MILK",
+        json!({"quantity": 4, "unit": "LITER", "expiryDate": expiry.to_string(), "category": "GUEST_AMENITIES"}),
+    )
+    .await;
+    let id = milk["id"].as_str().unwrap().to_owned();
+
+    // A worker of the company in the west evaluates the new item: it expires today.
+    let mut core = app.core.clone();
+    core.business_time_zone = west;
+    let worker = TestWorker::start(pool.clone(), &core, registry());
+    let alert = alerts_of(&app, &id, Some("ACTIVE"), 1).await.remove(0);
+    assert_eq!(alert["severity"], "WARNING");
+    assert!(
+        alert["message"].as_str().unwrap().contains("expires on"),
+        "{alert}"
+    );
+    worker.shutdown().await;
+
+    // The same data on Kiritimati's day: expired.
+    core.business_time_zone = east;
+    let worker = TestWorker::start(pool.clone(), &core, registry());
+    full_evaluation(&app, "east-1").await;
+    let path = format!("/inventory/alerts/{}", alert["id"].as_str().unwrap());
+    let expired = eventually(Duration::from_secs(10), || async {
+        let (_, a) = get(&app, &path, "viewer").await;
+        (a["severity"] == "CRITICAL").then_some(a)
+    })
+    .await
+    .expect("CRITICAL on Kiritimati's day");
+    assert!(
+        expired["message"].as_str().unwrap().contains("expired on"),
+        "{expired}"
+    );
+    drop(worker);
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
@@ -575,4 +987,66 @@ async fn reports_sum_per_unit_and_currency_and_say_when(pool: PgPool) {
         .await
         .unwrap();
     assert_eq!(res.status(), 401);
+}
+
+/// A report's default period ends on the company's today (`BUSINESS_TIME_ZONE`), and the days of
+/// a period (the report's, the movement list's date filters) are the company's: the zone is
+/// picked so that its date differs from UTC's when the test runs (UTC+14 late in the UTC day,
+/// UTC-11 early in it).
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn report_periods_and_date_filters_are_the_company_s_days(pool: PgPool) {
+    use chrono::Timelike as _;
+    let zone: BusinessZone = if chrono::Utc::now().hour() >= 10 {
+        "Pacific/Kiritimati"
+    } else {
+        "Pacific/Pago_Pago"
+    }
+    .parse()
+    .unwrap();
+    let app = TestApp::spawn_with(
+        pool,
+        TestAppOptions {
+            business_time_zone: zone,
+            ..Default::default()
+        },
+    )
+    .await;
+    let (local_today, utc_today) = (zone.today(), chrono::Utc::now().date_naive());
+    assert_ne!(local_today, utc_today);
+    let villa = create_villa(&app, "Villa Day").await;
+    let store = location(&app, villa, "Store", None).await;
+    let towels = item(&app, villa, &store, "TWL", json!({"quantity": 5})).await;
+    let (status, body) = movement(&app, towels["id"].as_str().unwrap(), "USE", json!(1)).await;
+    assert_eq!(status, 201, "{body}");
+
+    let (status, default_period) = get(&app, "/inventory/reports/movements", "viewer").await;
+    assert_eq!(status, 200, "{default_period}");
+    assert_eq!(default_period["endDate"], local_today.to_string());
+    assert_eq!(
+        default_period["startDate"],
+        (local_today - Days::new(30)).to_string()
+    );
+    // What happened just now happened on the company's today, not on the other date.
+    for (day, uses, listed) in [(local_today, 1, 2), (utc_today, 0, 0)] {
+        let (_, report) = get(
+            &app,
+            &format!("/inventory/reports/movements?startDate={day}&endDate={day}"),
+            "viewer",
+        )
+        .await;
+        let counted = report["byType"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["type"] == "USE")
+            .map_or(0, |r| r["count"].as_i64().unwrap());
+        assert_eq!(counted, uses, "{day}: {report}");
+        let (_, page) = get(
+            &app,
+            &format!("/inventory/movements?startDate={day}&endDate={day}"),
+            "viewer",
+        )
+        .await;
+        assert_eq!(page["pagination"]["total"], listed, "{day}: {page}");
+    }
 }

@@ -203,6 +203,10 @@ async fn work_orders_are_checked_opened_listed_and_read(pool: PgPool) {
         json!({"id": villa, "name": "Villa Maintenance"})
     );
     assert_eq!(created["assignee"], Value::Null);
+    // The ids the request named (or left out), under the same names.
+    assert_eq!(created["villaId"], villa.to_string());
+    assert_eq!(created["assetId"], Value::Null);
+    assert_eq!(created["assigneeId"], Value::Null);
     assert_eq!(created["createdBy"], "user-1");
     assert!(
         created["dueDate"]
@@ -230,6 +234,7 @@ async fn work_orders_are_checked_opened_listed_and_read(pool: PgPool) {
         json!({"page": 2, "limit": 2, "total": 5})
     );
     assert_eq!(page["data"][0]["title"], "job 1", "newest first: {page}");
+    assert_eq!(page["data"][0]["villaId"], villa.to_string());
     let (_, all) = get(&app, "/maintenance/work-orders", "viewer").await;
     assert_eq!(all["pagination"]["total"], 6);
     assert_eq!(all["data"][0]["title"], "elsewhere");
@@ -447,6 +452,8 @@ async fn assignment_to_technicians_and_vendors_and_comments(pool: PgPool) {
     assert_eq!(body["assignee"]["id"], technician.as_str());
     assert_eq!(body["assignee"]["name"], "Ketut Tech");
     assert_eq!(body["assignee"]["type"], "TECHNICIAN");
+    assert_eq!(body["assigneeId"], technician.as_str());
+    assert_eq!(body["assigneeType"], "TECHNICIAN");
     assert_eq!(body["dueDate"], "2026-12-24T09:00:00+00:00");
 
     // In progress, it changes hands and keeps its state.
@@ -467,6 +474,7 @@ async fn assignment_to_technicians_and_vendors_and_comments(pool: PgPool) {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["status"], "IN_PROGRESS");
     assert_eq!(body["assignee"]["name"], "Bali Plumbing");
+    assert_eq!(body["assigneeId"], plumber.as_str());
     assert_eq!(body["assigneeType"], "VENDOR");
     let (_, mine) = get(
         &app,
@@ -475,6 +483,8 @@ async fn assignment_to_technicians_and_vendors_and_comments(pool: PgPool) {
     )
     .await;
     assert_eq!(mine["pagination"]["total"], 1);
+    assert_eq!(mine["data"][0]["assigneeId"], plumber.as_str());
+    assert_eq!(mine["data"][0]["assigneeType"], "VENDOR");
 
     let done = work_order_in(&app, villa, &technician, "COMPLETED").await;
     let (status, body) = post(
@@ -647,7 +657,7 @@ async fn assets_keep_every_health_reading_and_show_their_warranty(pool: PgPool) 
     assert_maintenance_error(&body, 404, "ASSET_NOT_FOUND");
 
     // Its open work orders are counted.
-    let (status, _) = post(
+    let (status, service) = post(
         &app,
         "/maintenance/work-orders",
         "staff",
@@ -655,7 +665,9 @@ async fn assets_keep_every_health_reading_and_show_their_warranty(pool: PgPool) 
                "assetId": ac["id"]}),
     )
     .await;
-    assert_eq!(status, 201);
+    assert_eq!(status, 201, "{service}");
+    assert_eq!(service["assetId"], ac["id"]);
+    assert_eq!(service["asset"]["id"], ac["id"]);
     let (_, read) = get(
         &app,
         &format!("/maintenance/assets/{}", ac["id"].as_str().unwrap()),
@@ -1436,4 +1448,114 @@ async fn field_notes_reach_the_document_store_with_their_bytes(pool: PgPool) {
     assert_eq!(status, 404, "a TEXT note has no file");
     let (status, _) = get(&app, "/maintenance/field-notes?assetId=x", "viewer").await;
     assert_eq!(status, 400);
+}
+
+/// "Today" is the company's day (`BUSINESS_TIME_ZONE`), not UTC's: the zone is picked so that
+/// its date differs from UTC's at the moment the test runs (UTC+14 late in the UTC day, UTC-11
+/// early in it). And one person's 24 hours are one budget whether the entry names the staff
+/// member or comes from that person's own token (the staff member's `identitySubject`).
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn timesheets_use_the_business_day_and_one_budget_per_person(pool: PgPool) {
+    use chrono::Timelike as _;
+    let now = chrono::Utc::now();
+    let (zone, local_offset_days): (&str, i64) = if now.hour() >= 10 {
+        ("Pacific/Kiritimati", 1)
+    } else {
+        ("Pacific/Pago_Pago", -1)
+    };
+    let app = TestApp::spawn_with(
+        pool,
+        tests::TestAppOptions {
+            business_time_zone: zone.parse().unwrap(),
+            ..Default::default()
+        },
+    )
+    .await;
+    let villa = create_villa(&app, "Villa Zone").await;
+    let utc_today = now.date_naive();
+    let local_today = utc_today + chrono::TimeDelta::days(local_offset_days);
+    let entry = |date: chrono::NaiveDate, hours: u32, staff: Option<&str>| json!({"hours": hours, "activityType": "REPAIR", "date": date, "villaId": villa, "staffId": staff});
+    // The later of the two dates is in the future for the company only if it is not its today.
+    let (status, body) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        entry(local_today, 1, None),
+    )
+    .await;
+    assert_eq!(status, 201, "the company's today is accepted: {body}");
+    if local_offset_days < 0 {
+        let (status, body) = post(
+            &app,
+            "/maintenance/timesheets",
+            "staff",
+            entry(utc_today, 1, None),
+        )
+        .await;
+        assert_eq!(
+            status, 400,
+            "UTC's today is tomorrow for the company: {body}"
+        );
+        assert_eq!(bad_fields(&body), ["date"]);
+    }
+
+    // The token's subject is linked to a staff member: both ways of logging share the budget.
+    let (status, member) = post(
+        &app,
+        "/management/staff",
+        "manager",
+        json!({"firstName": "Wayan", "lastName": "S", "defaultRole": "MAINTENANCE_TECHNICIAN",
+               "identitySubject": "user-1"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{member}");
+    assert_eq!(member["identitySubject"], "user-1");
+    let staff = member["id"].as_str().unwrap();
+    let day = local_today - chrono::TimeDelta::days(1);
+    let (status, body) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        entry(day, 20, Some(staff)),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        entry(day, 4, None),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        body["staffId"], staff,
+        "the entry from the person's token is theirs"
+    );
+    let (status, body) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        entry(day, 1, None),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "DAILY_HOURS_EXCEEDED");
+    let (status, body) = post(
+        &app,
+        "/maintenance/timesheets",
+        "staff",
+        entry(day, 1, Some(staff)),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    let (status, body) = get(
+        &app,
+        &format!("/maintenance/timesheets?staffId={staff}"),
+        "manager",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["pagination"]["total"], 2);
+    assert_eq!(body["totalHours"], json!(24.0));
 }

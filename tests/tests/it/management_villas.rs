@@ -889,3 +889,213 @@ async fn cached_totals_follow_every_change(pool: PgPool) {
     );
     assert_eq!(total("/management/villas").await, 0);
 }
+
+/// A villa with operational history is kept (ARCHITECTURE.md, "One data model"): both surfaces'
+/// deletes answer 409 VILLA_IN_USE counting what holds it, in their own error shape, and nothing
+/// is removed; archiving keeps it all. Before: 500 on a foreign key (stock) or a silent cascade
+/// through maintenance's history.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_villa_with_history_is_refused_and_can_be_archived_instead(pool: PgPool) {
+    use reqwest::Method;
+    use serde_json::json;
+    let app = TestApp::spawn(pool.clone()).await;
+    let id = create_villa(&app, "Busy").await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/inventory/locations",
+        "manager",
+        Some(json!({"name": "Store", "type": "STORAGE", "propertyId": id})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let location = body["id"].clone();
+    for sku in ["TOWEL-1", "SHEET-1"] {
+        let (status, body) = send(
+            &app,
+            Method::POST,
+            "/inventory/items",
+            "manager",
+            Some(
+                json!({"name": sku, "sku": sku, "category": "LINENS", "propertyId": id,
+                        "locationId": location, "unit": "EACH", "quantity": 5}),
+            ),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+        let (status, body) = send(
+            &app,
+            Method::POST,
+            "/inventory/movements",
+            "manager",
+            Some(json!({"itemId": body["id"], "type": "USE", "quantity": 1})),
+        )
+        .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/maintenance/work-orders",
+        "staff",
+        Some(json!({"title": "Leak", "villaId": id, "category": "PLUMBING", "priority": "HIGH"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+
+    let (status, body) = send(
+        &app,
+        Method::DELETE,
+        &format!("/management/villas/{id}"),
+        "admin",
+        None,
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "VILLA_IN_USE");
+    assert_eq!(
+        body["error"]["inUse"],
+        json!({"stockItems": 2, "workOrders": 1})
+    );
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2 stock items")
+            && message.contains("1 work order")
+            && message.contains("archive"),
+        "{message}"
+    );
+    let (status, body) = send(
+        &app,
+        Method::DELETE,
+        &format!("/api/villas/{id}"),
+        "admin",
+        None,
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["statusCode"], 409);
+    assert_eq!(body["data"]["code"], "VILLA_IN_USE");
+    assert_eq!(
+        body["data"]["inUse"],
+        json!({"stockItems": 2, "workOrders": 1})
+    );
+    let kept: (i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM villas WHERE id = $1), (SELECT count(*) FROM inventory_movements),
+                (SELECT count(*) FROM work_orders WHERE villa_id = $1)")
+        .bind(id).fetch_one(&pool).await.unwrap();
+    assert_eq!(
+        kept,
+        (1, 4, 1),
+        "villa, its ledger (2 INITIAL and 2 USE) and work order kept"
+    );
+
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{id}"),
+        "manager",
+        Some(json!({"status": "ARCHIVED"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "ARCHIVED");
+    let (status, body) = send(
+        &app,
+        Method::GET,
+        &format!("/inventory/items?propertyId={id}"),
+        "manager",
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, body["pagination"]["total"].clone()),
+        (200, json!(2)),
+        "{body}"
+    );
+
+    // A villa with nothing but its own records (and a stock location without items) goes.
+    let empty = create_villa(&app, "Empty").await;
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        "/inventory/locations",
+        "manager",
+        Some(json!({"name": "Shelf", "type": "STORAGE", "propertyId": empty})),
+    )
+    .await;
+    assert_eq!(status, 201);
+    let (status, body) = send(
+        &app,
+        Method::DELETE,
+        &format!("/management/villas/{empty}"),
+        "admin",
+        None,
+    )
+    .await;
+    assert_eq!(status, 204, "{body}");
+    let (status, _) = send(
+        &app,
+        Method::GET,
+        &format!("/management/villas/{empty}"),
+        "manager",
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+}
+
+/// A work order being written for the villa while its delete arrives: the test holds the work
+/// order's transaction open (its foreign key holds a key-share lock on the villa) while the
+/// delete is sent, then commits. The delete must see it and refuse: a count taken before the
+/// villa row is locked would see nothing and the delete would then cascade the new work order
+/// away (or answer 500 on the foreign key).
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_delete_racing_a_new_work_order_keeps_both(pool: PgPool) {
+    use reqwest::Method;
+    let app = TestApp::spawn(pool.clone()).await;
+    let id = create_villa(&app, "Racing").await;
+    let mut writer = pool.begin().await.unwrap();
+    sqlx::query(
+        "INSERT INTO work_orders (id, villa_id, title, category, priority, created_by)
+         VALUES ($1, $2, 'Broken pump', 'POOL', 'HIGH', 'test')",
+    )
+    .bind(uuid::Uuid::now_v7())
+    .bind(id)
+    .execute(&mut *writer)
+    .await
+    .unwrap();
+    let delete = {
+        let req = app.request(
+            Method::DELETE,
+            &format!("/management/villas/{id}"),
+            Some("admin"),
+        );
+        tokio::spawn(async move { req.send().await.unwrap() })
+    };
+    // The delete is waiting on the villa row (it cannot finish while the writer holds its lock).
+    let waiting = tests::eventually(std::time::Duration::from_secs(10), || {
+        let pool = pool.clone();
+        async move {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT version FROM villas%'",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            (n > 0).then_some(())
+        }
+    })
+    .await;
+    assert!(waiting.is_some(), "the delete never waited for the writer");
+    writer.commit().await.unwrap();
+    let res = delete.await.unwrap();
+    let (status, body) = json(res).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["inUse"]["workOrders"], 1);
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM work_orders WHERE villa_id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 1);
+}

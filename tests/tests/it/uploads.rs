@@ -486,3 +486,77 @@ async fn twelve_simultaneous_first_uploads_through_the_api_make_one_tree(pool: P
         w.shutdown().await;
     }
 }
+
+/// The onboarding spec's own scenario: a wizard uploading its first files in parallel, documents
+/// and photos mixed (one a cover photo), released together at a barrier on six new villas. A
+/// photo upload that wrote its folder-tree job before fixing the villa's folder deadlocked with a
+/// document upload that did it the other way round: 10 of 48 answered 500 before the fix.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn mixed_first_uploads_of_new_villas_released_together_all_succeed(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let photo = b64(&jpeg(64, 48));
+    let mut requests = Vec::new();
+    for v in 0..6 {
+        let (villa, _) = start(&app, &format!("MIXED-{v}")).await;
+        for i in 0..8 {
+            let req = if i % 2 == 0 {
+                app.request(Method::POST, "/api/documents/upload", Some("manager"))
+                    .json(&json!({"villaId": villa, "documentType": "HOUSE_RULES",
+                                  "fileName": format!("rules-{i}.pdf"), "fileContent": b64(&[i; 512])}))
+            } else if i == 1 {
+                // Management's multipart upload of a cover photo: the path that locks the villa.
+                let part = reqwest::multipart::Part::bytes(jpeg(64, 48)).file_name("cover.jpg");
+                app.request(
+                    Method::POST,
+                    &format!("/management/villas/{villa}/photos"),
+                    Some("manager"),
+                )
+                .multipart(
+                    reqwest::multipart::Form::new()
+                        .part("photos", part)
+                        .text("isCover", "true"),
+                )
+            } else {
+                app.request(Method::POST, "/api/photos/upload", Some("manager"))
+                    .json(&json!({"villaId": villa, "category": "exterior_views", "fileName": format!("view-{i}.jpg"),
+                                  "fileContent": photo}))
+            };
+            requests.push((villa, req));
+        }
+    }
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(requests.len()));
+    let calls: Vec<_> = requests
+        .into_iter()
+        .map(|(villa, req)| {
+            let barrier = barrier.clone();
+            tokio::spawn(async move {
+                barrier.wait().await;
+                (villa, json(req.send().await.unwrap()).await)
+            })
+        })
+        .collect();
+    let mut per_villa = std::collections::HashMap::<Uuid, usize>::new();
+    for call in calls {
+        let (villa, (status, body)) = call.await.unwrap();
+        assert_eq!(status, 201, "{body}");
+        *per_villa.entry(villa).or_default() += 1;
+    }
+    assert_eq!(per_villa.len(), 6);
+    assert!(per_villa.values().all(|n| *n == 8), "{per_villa:?}");
+    // Everything accepted is recorded, each villa with one folder and one tree job.
+    let (docs, photos, trees, folders): (i64, i64, i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM photos),
+                (SELECT count(*) FROM jobs WHERE kind = 'documents.create_villa_tree'),
+                (SELECT count(DISTINCT storage_folder) FROM villas WHERE storage_folder IS NOT NULL)",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!((docs, photos, trees, folders), (24, 24, 6, 6));
+    let covers: Vec<i64> =
+        sqlx::query_scalar("SELECT count(*) FROM photos WHERE is_cover GROUP BY villa_id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(covers, vec![1; 6]);
+}

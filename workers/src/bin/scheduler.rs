@@ -1,98 +1,222 @@
 //! The one process that runs cron (ARCHITECTURE.md: every process running a cron scheduler fires
-//! its schedule, so only this binary does). Each tick enqueues idempotent work: the job's dedupe
-//! key names the tick, so two schedulers running by mistake still enqueue one job per tick.
+//! its schedule, so only this binary does). It runs one table, [`table`]: each entry says when it
+//! fires and what it does at a tick, and runs in a loop of its own. What a tick enqueues is
+//! idempotent: the job's dedupe key names the tick and every scheduler names a tick alike, so two
+//! schedulers running by mistake still enqueue one job per tick.
 //!
-//! Schedules (UTC, with seconds):
-//! - `0 0 3 * * *`: purge finished job rows older than `JOB_RETENTION_DAYS` (default 14).
-//! - `0 */5 * * * *`: vacuum apalis task data of finished deliveries from Redis.
-//! - every `PM_GENERATE_INTERVAL_SECS` (default 900): generate planned-maintenance work orders;
-//! - every `ALERT_EVALUATION_INTERVAL_SECS` (default 900): evaluate the stock alerts of every
-//!   item (the ticks are the interval's number since the epoch, so every scheduler names them
-//!   alike).
+//! The table:
+//! - each periodic job (`jobs::Periodic`, declared beside the job with the setting of its
+//!   interval), every that many seconds from start: planned-maintenance generation
+//!   (`PM_GENERATE_INTERVAL_SECS`, default 900) and the stock alerts of every item
+//!   (`ALERT_EVALUATION_INTERVAL_SECS`, default 900). A tick is the interval's number since the
+//!   epoch.
+//! - `0 0 3 * * *` (cron, UTC, with seconds): purge finished job rows older than
+//!   `JOB_RETENTION_DAYS` (default 14). Its line is written here rather than derived from the
+//!   job: it runs at a time of day, not at an interval, and its payload carries that scheduler
+//!   setting. A tick is the time's Unix timestamp.
+//! - `0 */5 * * * *`: vacuum apalis task data of finished deliveries from Redis (the scheduler's
+//!   own work, not a job).
+//!
+//! Every entry waits on tokio's clock. apalis-cron's `CronScheduler` waits with `futures-timer`,
+//! whose one helper thread was seen stalled in workers (`workers::runtime`): the purge and the
+//! vacuum would then stop without a word.
 
-use std::{str::FromStr, sync::Arc};
+use std::{sync::Arc, time::Duration};
 
 use anyhow::Context as _;
-use apalis::prelude::*;
 use apalis_core::backend::Vacuum as _;
-use apalis_cron::{CronScheduler, Tick};
 use apalis_redis::RedisStorage;
-use cron::Schedule;
-use domain::settings::CoreSettings;
+use chrono::Utc;
+use domain::settings::{CoreSettings, Lookup, SettingsError};
+use futures::future::BoxFuture;
 use jobs::{
-    Job, JobQueues, Queue, alerts::EvaluateStockAlerts, maintenance::GeneratePlannedWork,
+    Job, JobQueues, Periodic, Queue, alerts::EvaluateStockAlerts, maintenance::GeneratePlannedWork,
     system::PurgeFinishedJobs,
 };
 use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
+/// What the table's entries reach.
 struct Scheduler {
     pool: PgPool,
     queues: JobQueues,
-    retention_days: u32,
 }
 
-async fn purge_tick(tick: Tick, s: Data<Arc<Scheduler>>) -> Result<(), BoxDynError> {
-    let job = PurgeFinishedJobs {
-        older_than_days: s.retention_days,
-        tick: tick.get_timestamp().to_string(),
+/// Everything the scheduler runs. A new periodic job is one line in `periodic_jobs`. Every
+/// malformed interval setting is named in one error, so the process refuses to start.
+fn table(lookup: Lookup<'_>, retention_days: u32) -> anyhow::Result<Vec<Entry>> {
+    let periodic_jobs = [
+        periodic::<GeneratePlannedWork>(lookup),
+        periodic::<EvaluateStockAlerts>(lookup),
+    ];
+    let mut entries = Vec::new();
+    let mut problems = Vec::new();
+    for entry in periodic_jobs {
+        match entry {
+            Ok(entry) => entries.push(entry),
+            Err(SettingsError(found)) => problems.extend(found),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(SettingsError(problems).into());
+    }
+    let purge = move |tick: String| PurgeFinishedJobs {
+        older_than_days: retention_days,
+        tick,
     };
-    let mut tx = s.pool.begin().await?;
-    let enqueued = job.enqueue(&mut tx).await?;
-    tx.commit().await?;
-    s.queues.push(&[enqueued]).await;
-    tracing::info!(
-        tick = tick.get_timestamp(),
-        new = enqueued.inserted,
-        "purge of finished jobs enqueued"
-    );
-    Ok(())
+    entries.push(Entry::job(Ticker::cron("0 0 3 * * *")?, purge));
+    entries.push(Entry {
+        name: "redis vacuum",
+        ticker: Ticker::cron("0 */5 * * * *")?,
+        action: Box::new(
+            |s: Arc<Scheduler>, _tick: String| -> BoxFuture<'static, ()> { Box::pin(vacuum(s)) },
+        ),
+    });
+    Ok(entries)
 }
 
-/// Enqueues the job `make` builds for each tick every `every`, on tokio's clock, until
-/// `shutdown`. The tick is the interval's number since the epoch, so every scheduler names it
-/// alike and the job's dedupe key makes one job per tick.
-async fn periodically<J: Job>(
-    s: Arc<Scheduler>,
-    every: std::time::Duration,
-    make: impl Fn(String) -> J,
-    shutdown: tokio_util::sync::CancellationToken,
-) {
-    let mut ticks = tokio::time::interval(every);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = ticks.tick() => {},
-            _ = shutdown.cancelled() => return,
+/// The entry of a periodic job: every `J::INTERVAL_SETTING` seconds, read where the job
+/// declares it.
+fn periodic<J: Periodic>(lookup: Lookup<'_>) -> Result<Entry, SettingsError> {
+    let key = |tick: &str| J::for_tick(tick.to_owned()).dedupe_key();
+    assert!(
+        key("1s-1").is_some() && key("1s-1") != key("1s-2"),
+        "{}: the dedupe key of a periodic job must name its tick (one job per tick)",
+        J::KIND
+    );
+    Ok(Entry::job(Ticker::Every(J::interval(lookup)?), J::for_tick))
+}
+
+/// What an entry does at a tick, given the tick's name.
+type Action = Box<dyn Fn(Arc<Scheduler>, String) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// One line of the table.
+struct Entry {
+    /// What the logs call it: the job's kind, or the scheduler's own work.
+    name: &'static str,
+    ticker: Ticker,
+    action: Action,
+}
+
+impl Entry {
+    /// Enqueues the job `make` builds for each tick.
+    fn job<J: Job>(ticker: Ticker, make: impl Fn(String) -> J + Send + Sync + 'static) -> Self {
+        Entry {
+            name: J::KIND,
+            ticker,
+            action: Box::new(
+                move |s: Arc<Scheduler>, tick: String| -> BoxFuture<'static, ()> {
+                    let job = make(tick.clone());
+                    Box::pin(enqueue(s, job, tick))
+                },
+            ),
         }
-        let tick =
-            chrono::Utc::now().timestamp() / i64::try_from(every.as_secs().max(1)).unwrap_or(1);
-        let job = make(format!("{}s-{tick}", every.as_secs()));
-        let enqueued = async {
-            let mut tx = s.pool.begin().await?;
-            let enqueued = job.enqueue(&mut tx).await?;
-            tx.commit().await?;
-            Ok::<_, sqlx::Error>(enqueued)
+    }
+}
+
+/// When an entry fires.
+enum Ticker {
+    /// Every this long, the first time at start.
+    Every(Duration),
+    /// At each time of a cron schedule (UTC, with seconds).
+    Cron(Box<cron::Schedule>),
+}
+
+/// How long a wait for a cron time sleeps before it looks at the wall clock again, so that a
+/// clock set forward or back (NTP, a resumed machine) moves the tick with it.
+const CRON_RECHECK: Duration = Duration::from_secs(60);
+
+impl Ticker {
+    fn cron(expression: &str) -> anyhow::Result<Self> {
+        let schedule = expression
+            .parse::<cron::Schedule>()
+            .with_context(|| format!("cron expression {expression:?}"))?;
+        Ok(Ticker::Cron(Box::new(schedule)))
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Ticker::Every(every) => format!("every {}s", every.as_secs()),
+            Ticker::Cron(schedule) => format!("cron {}", schedule.source()),
         }
-        .await;
-        match enqueued {
-            Ok(enqueued) => {
-                s.queues.push(&[enqueued]).await;
-                tracing::info!(
-                    tick,
-                    kind = J::KIND,
-                    new = enqueued.inserted,
-                    "periodic job enqueued"
-                );
+    }
+}
+
+/// Runs `entry` at each of its ticks until `shutdown`; answers the entry's name. A tick's name is
+/// the same in every scheduler process: the interval's number since the epoch (`900s-1950000`),
+/// or the cron time's Unix timestamp.
+async fn run(s: Arc<Scheduler>, entry: Entry, shutdown: CancellationToken) -> &'static str {
+    let Entry {
+        name,
+        ticker,
+        action,
+    } = entry;
+    match ticker {
+        Ticker::Every(every) => {
+            let secs = every.as_secs().max(1);
+            let mut ticks = tokio::time::interval(Duration::from_secs(secs));
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = ticks.tick() => {},
+                    _ = shutdown.cancelled() => return name,
+                }
+                let n = Utc::now().timestamp() / i64::try_from(secs).unwrap_or(i64::MAX);
+                action(s.clone(), format!("{secs}s-{n}")).await;
             }
-            Err(error) => {
-                tracing::warn!(%error, kind = J::KIND, "periodic job not enqueued; next tick")
+        }
+        Ticker::Cron(schedule) => {
+            let mut after = Utc::now();
+            loop {
+                let Some(at) = schedule.after(&after).next() else {
+                    tracing::error!(entry = name, "the cron schedule has no further time");
+                    return name;
+                };
+                loop {
+                    let left = (at - Utc::now()).to_std().unwrap_or_default();
+                    if left.is_zero() {
+                        break;
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(left.min(CRON_RECHECK)) => {},
+                        _ = shutdown.cancelled() => return name,
+                    }
+                }
+                action(s.clone(), at.timestamp().to_string()).await;
+                after = at.max(Utc::now());
             }
         }
     }
 }
 
-async fn vacuum_tick(_tick: Tick, s: Data<Arc<Scheduler>>) -> Result<(), BoxDynError> {
+/// Enqueues one tick's job and pushes it; a failure is logged and the next tick tries again.
+async fn enqueue<J: Job>(s: Arc<Scheduler>, job: J, tick: String) {
+    let enqueued = async {
+        let mut tx = s.pool.begin().await?;
+        let enqueued = job.enqueue(&mut tx).await?;
+        tx.commit().await?;
+        Ok::<_, sqlx::Error>(enqueued)
+    }
+    .await;
+    match enqueued {
+        Ok(enqueued) => {
+            s.queues.push(&[enqueued]).await;
+            tracing::info!(
+                %tick,
+                kind = J::KIND,
+                new = enqueued.inserted,
+                "periodic job enqueued"
+            );
+        }
+        Err(error) => {
+            tracing::warn!(%error, %tick, kind = J::KIND, "periodic job not enqueued; next tick")
+        }
+    }
+}
+
+/// Removes the task data of finished deliveries from Redis, queue by queue.
+async fn vacuum(s: Arc<Scheduler>) {
     for queue in Queue::ALL {
         let mut storage =
             RedisStorage::<Uuid>::new(s.queues.connection()).with_config(s.queues.config(queue));
@@ -106,7 +230,6 @@ async fn vacuum_tick(_tick: Tick, s: Data<Arc<Scheduler>>) -> Result<(), BoxDynE
             Err(error) => tracing::warn!(queue = queue.name(), %error, "vacuum failed"),
         }
     }
-    Ok(())
 }
 
 #[tokio::main]
@@ -120,55 +243,115 @@ async fn main() -> anyhow::Result<()> {
             .context("JOB_RETENTION_DAYS must be a whole number of days")?,
         Err(_) => 14,
     };
+    let lookup = |name: &str| std::env::var(name).ok();
+    let entries = table(&lookup, retention_days)?;
     let pool = domain::db::connect(&settings.database_url, 4)
         .await
         .context("DATABASE_URL: cannot connect to Postgres")?;
     let scheduler = Arc::new(Scheduler {
         pool,
         queues: JobQueues::new(&settings.redis_url, &settings.redis_prefix).context("REDIS_URL")?,
-        retention_days,
     });
     let shutdown = domain::process::shutdown_token();
-    let purge = WorkerBuilder::new("scheduler-purge-finished-jobs")
-        .backend(CronScheduler::new(Schedule::from_str("0 0 3 * * *")?))
-        .data(scheduler.clone())
-        .build(purge_tick);
-    let vacuum = WorkerBuilder::new("scheduler-redis-vacuum")
-        .backend(CronScheduler::new(Schedule::from_str("0 */5 * * * *")?))
-        .data(scheduler.clone())
-        .build(vacuum_tick);
+    let mut running = tokio::task::JoinSet::new();
+    for entry in entries {
+        tracing::info!(
+            entry = entry.name,
+            when = %entry.ticker.describe(),
+            "scheduled"
+        );
+        running.spawn(run(scheduler.clone(), entry, shutdown.clone()));
+    }
     tracing::info!("scheduler started");
-    let generation = tokio::spawn(periodically(
-        scheduler.clone(),
-        settings.planned_maintenance.generate_every,
-        |tick| GeneratePlannedWork {
-            tick: Some(tick),
-            schedule_id: None,
-        },
-        shutdown.clone(),
-    ));
-    let alerts = tokio::spawn(periodically(
-        scheduler.clone(),
-        settings.stock_alerts.evaluate_every,
-        |tick| EvaluateStockAlerts {
-            item_id: None,
-            tick: Some(tick),
-        },
-        shutdown.clone(),
-    ));
-    let (a, b) = tokio::join!(
-        purge.run_until(until(shutdown.clone())),
-        vacuum.run_until(until(shutdown.clone()))
-    );
-    let _ = generation.await;
-    let _ = alerts.await;
-    a?;
-    b?;
+    while let Some(ended) = running.join_next().await {
+        if shutdown.is_cancelled() {
+            continue;
+        }
+        // An entry's loop ends only at shutdown; one that ended otherwise (a panic) would
+        // silently stop its work, so the process exits non-zero and its supervisor restarts it.
+        let what = match ended {
+            Ok(name) => format!("the loop of {name} ended"),
+            Err(error) => format!("a loop failed: {error}"),
+        };
+        shutdown.cancel();
+        running.shutdown().await;
+        anyhow::bail!("scheduler stopping: {what}");
+    }
     tracing::info!("scheduler stopped");
     Ok(())
 }
 
-async fn until(token: tokio_util::sync::CancellationToken) -> Result<(), std::io::Error> {
-    token.cancelled().await;
-    Ok(())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unset(_: &str) -> Option<String> {
+        None
+    }
+
+    fn generation_every_minute(name: &str) -> Option<String> {
+        match name {
+            "PM_GENERATE_INTERVAL_SECS" => Some("60".to_owned()),
+            _ => None,
+        }
+    }
+
+    fn malformed_intervals(name: &str) -> Option<String> {
+        if name.ends_with("_INTERVAL_SECS") {
+            Some("soon".to_owned())
+        } else {
+            None
+        }
+    }
+
+    /// The table holds every periodic job, the purge and the vacuum, with the default intervals
+    /// when nothing is set.
+    #[test]
+    fn the_table_runs_each_periodic_job_at_its_declared_interval() {
+        let entries = table(&unset, 14).unwrap();
+        let found = |name: &str| {
+            entries
+                .iter()
+                .find(|e| e.name == name)
+                .map(|e| e.ticker.describe())
+        };
+        assert_eq!(
+            found(GeneratePlannedWork::KIND).as_deref(),
+            Some("every 900s")
+        );
+        assert_eq!(
+            found(EvaluateStockAlerts::KIND).as_deref(),
+            Some("every 900s")
+        );
+        assert_eq!(
+            found(PurgeFinishedJobs::KIND).as_deref(),
+            Some("cron 0 0 3 * * *")
+        );
+        assert_eq!(found("redis vacuum").as_deref(), Some("cron 0 */5 * * * *"));
+
+        let entries = table(&generation_every_minute, 14).unwrap();
+        let generation = entries
+            .iter()
+            .find(|e| e.name == GeneratePlannedWork::KIND)
+            .unwrap();
+        assert_eq!(generation.ticker.describe(), "every 60s");
+    }
+
+    /// A malformed interval stops the start, naming every variable at fault.
+    #[test]
+    fn malformed_intervals_are_all_named() {
+        let Err(err) = table(&malformed_intervals, 14) else {
+            panic!("malformed intervals were accepted");
+        };
+        let err = err.to_string();
+        for var in [
+            GeneratePlannedWork::INTERVAL_SETTING,
+            EvaluateStockAlerts::INTERVAL_SETTING,
+        ] {
+            assert!(
+                err.contains(&format!("{var} must be a whole number of seconds")),
+                "{var} not named in: {err}"
+            );
+        }
+    }
 }
