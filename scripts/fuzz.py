@@ -4,6 +4,7 @@ viewer token and no token, and prints the totals. Exits non-zero on any failure.
 
 import argparse
 import base64
+import datetime
 import json
 import pathlib
 import struct
@@ -97,7 +98,8 @@ def seed(api):
         "villaId": villa, "category": "WATER", "severity": "HIGH", "description": "Leak in the pump room"})["id"]
     ids["schedule"] = api.call("POST", "/maintenance/pmp/schedules", 201, json={
         "templateId": "019a0000-0000-7000-8000-000000000001", "assetId": ids["asset"],
-        "startDate": "2026-01-01"})["id"]
+        # A start in the recent past (at most 366 days back is accepted), whatever today is.
+        "startDate": (datetime.date.today() - datetime.timedelta(days=40)).isoformat()})["id"]
     wav = (b"RIFF" + struct.pack("<I", 36 + 800) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, 8000, 8000, 1, 8)
            + b"data" + struct.pack("<I", 800) + bytes(800))
     ids["fieldNote"] = api.call("POST", "/maintenance/field-notes", 201, data={

@@ -80,8 +80,9 @@ pub enum Refusal {
     Check,
     /// 23502: a NOT NULL column.
     NotNull,
-    /// Class 22 (data exception): a value out of the type's range (a date of year 0, a number
-    /// too large for its column), text Postgres cannot read as the type.
+    /// The data exceptions of class 22 a client's value can cause: a value out of the type's
+    /// range (a date of year 0, a number too large for its column), text too long or that
+    /// Postgres cannot read as the type.
     Data,
 }
 
@@ -96,7 +97,10 @@ pub fn refusal(err: &sqlx::Error) -> Option<Refusal> {
         "23503" => Refusal::ForeignKey,
         "23514" => Refusal::Check,
         "23502" => Refusal::NotNull,
-        c if c.starts_with("22") => Refusal::Data,
+        // What a client's value can cause: too long, out of the type's range, unreadable as
+        // the type, bad encoding. Other data exceptions (division by zero, an unknown time zone)
+        // are the server's own bugs and stay 500s.
+        "22001" | "22003" | "22007" | "22008" | "22P02" | "22021" | "22P05" => Refusal::Data,
         _ => return None,
     })
 }
@@ -153,11 +157,7 @@ impl From<sqlx::Error> for Error {
             ),
             Refusal::Check => Error::invalid(name, "invalid_value", "is not allowed here"),
             Refusal::NotNull => Error::invalid(name, "required", "is required"),
-            Refusal::Data => Error::invalid(
-                name,
-                "out_of_range",
-                format!("is outside what can be stored ({})", db.message()),
-            ),
+            Refusal::Data => Error::invalid(name, "out_of_range", "is outside what can be stored"),
         }
     }
 }

@@ -296,6 +296,18 @@ impl CoreSettings {
         let stock_alerts = StockAlertSettings {
             expiry_days: env.parsed("EXPIRY_ALERT_DAYS", 30u32, "a whole number of days"),
         };
+        // Day counts that reach into date arithmetic: bounded so that a typo cannot push a date
+        // past what Postgres keeps (every tick would fail) or enumerate years of occurrences.
+        for (name, days, max) in [
+            ("PM_LEAD_DAYS", planned_maintenance.lead_days, 366),
+            ("PM_CATCH_UP_DAYS", planned_maintenance.catch_up_days, 366),
+            ("EXPIRY_ALERT_DAYS", stock_alerts.expiry_days, 3660),
+        ] {
+            if days > max {
+                env.problems
+                    .push(format!("{name} must be at most {max} days, got {days}"));
+            }
+        }
         let business_time_zone = env.parsed(
             "BUSINESS_TIME_ZONE",
             crate::clock::BusinessZone::default(),

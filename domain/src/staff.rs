@@ -338,6 +338,46 @@ pub struct AssignmentView {
     updated_at: chrono::DateTime<chrono::Utc>,
 }
 
+/// Checks a change to a staff member: any subset of the fields (a required one cannot be
+/// cleared); the phone is stored in E.164 form.
+pub fn parse_update(
+    input: &Map<String, Value>,
+    cipher: &FieldCipher,
+    problems: &mut Problems,
+) -> Patch {
+    let mut patch = parse_patch(STAFF_FIELDS, input, "", false, cipher, problems);
+    to_e164(&mut patch, &[("phone", "phone")], problems);
+    patch
+}
+
+/// Applies `patch` to the staff member (only the fields it holds change): 404 when there is no
+/// such member, 400 on `identitySubject` when another member has that login.
+pub async fn update(conn: &mut PgConnection, id: Uuid, patch: &Patch) -> Result<()> {
+    let updated = sqlx::query(
+        "UPDATE staff s SET first_name = p.first_name, last_name = p.last_name, email = p.email,
+             phone = p.phone, default_role = p.default_role, nationality = p.nationality,
+             identity_subject = p.identity_subject, updated_at = now()
+         FROM staff current,
+              jsonb_populate_record(NULL::staff, to_jsonb(current) || $2) p
+         WHERE s.id = $1 AND current.id = $1",
+    )
+    .bind(id)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| {
+        crate::on_unique_violation(
+            e,
+            "identitySubject",
+            "another staff member has this identity subject",
+        )
+    })?;
+    if updated.rows_affected() == 0 {
+        return Err(Error::NotFound("staff member"));
+    }
+    Ok(())
+}
+
 pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
     let id = Uuid::now_v7();
     sqlx::query(
@@ -388,12 +428,22 @@ pub fn parse_role(field: &str, raw: &str) -> Result<&'static str> {
     )
 }
 
-macro_rules! staff_filter {
-    () => {
-        " FROM staff s WHERE ($1::text IS NULL OR default_role = $1)
-          AND ($2::text IS NULL OR lower(first_name || ' ' || coalesce(last_name, '') || ' ' || coalesce(email, ''))
-               LIKE '%' || $2 || '%')"
-    };
+impl StaffFilter {
+    /// The conditions of the filters given, each value bound ([`json_page`] says why only
+    /// those).
+    fn push_conditions(&self, sql: &mut sqlx::QueryBuilder<sqlx::Postgres>) {
+        sql.push(" WHERE true");
+        if let Some(role) = self.role {
+            sql.push(" AND s.default_role = ").push_bind(role);
+        }
+        if let Some(search) = &self.search {
+            sql.push(
+                " AND lower(s.first_name || ' ' || coalesce(s.last_name, '') || ' ' || coalesce(s.email, '')) LIKE '%' || ",
+            )
+            .push_bind(crate::villas::like_pattern(search))
+            .push(" || '%'");
+        }
+    }
 }
 
 /// A page of staff, newest first, and the total matching the filter.
@@ -401,26 +451,14 @@ pub async fn list(
     conn: &mut PgConnection,
     filter: &StaffFilter,
     page: PageRequest,
-) -> Result<(Vec<Value>, i64)> {
-    let search = filter.search.as_deref().map(crate::villas::like_pattern);
-    let rows = sqlx::query_scalar(concat!(
-        "SELECT ",
-        staff_json!(),
-        staff_filter!(),
-        " ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4"
-    ))
-    .bind(filter.role)
-    .bind(&search)
-    .bind(i64::from(page.limit))
-    .bind(page.offset())
-    .fetch_all(&mut *conn)
-    .await?;
-    let total = sqlx::query_scalar(concat!("SELECT count(*)", staff_filter!()))
-        .bind(filter.role)
-        .bind(&search)
-        .fetch_one(&mut *conn)
-        .await?;
-    Ok((rows, total))
+) -> Result<crate::pagination::JsonPage> {
+    let list = crate::pagination::ListSql {
+        count_from: " FROM staff s",
+        item: staff_json!(),
+        from: " FROM staff s",
+        order: "s.created_at DESC, s.id DESC",
+    };
+    crate::pagination::json_page(conn, &list, page, |sql| filter.push_conditions(sql)).await
 }
 
 /// One assignment of a staff member to a villa.

@@ -545,6 +545,10 @@ pub async fn ensure_exists(conn: &mut PgConnection, id: Uuid) -> Result<()> {
 pub struct VillaHolds {
     #[serde(skip_serializing_if = "is_zero")]
     pub stock_items: i64,
+    /// Transfers from or to one of the villa's stock locations (a cancelled or in-transit one
+    /// may hold no item of the villa).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stock_transfers: i64,
     #[serde(skip_serializing_if = "is_zero")]
     pub assets: i64,
     #[serde(skip_serializing_if = "is_zero")]
@@ -567,6 +571,7 @@ impl VillaHolds {
     fn described(&self) -> Vec<String> {
         [
             (self.stock_items, "stock item"),
+            (self.stock_transfers, "stock transfer"),
             (self.assets, "asset"),
             (self.work_orders, "work order"),
             (self.emergencies, "emergency"),
@@ -592,13 +597,15 @@ impl VillaHolds {
     }
 }
 
-/// Refuses with 409 `VILLA_IN_USE` when the villa has operational history (stock items, assets,
-/// work orders, emergencies, timesheets, planned-maintenance schedules, field notes), naming the
+/// Refuses with 409 `VILLA_IN_USE` when the villa has operational history (stock items, stock
+/// transfers, assets, work orders, emergencies, timesheets, planned-maintenance schedules, field notes), naming the
 /// count of each kind in `details.inUse`; the message says to archive it instead. Every delete
 /// of a villa goes through here (the wizard's and management's).
 pub async fn refuse_if_in_use(conn: &mut PgConnection, id: Uuid) -> Result<()> {
-    let holds: (i64, i64, i64, i64, i64, i64, i64) = sqlx::query_as(
+    let holds: (i64, i64, i64, i64, i64, i64, i64, i64) = sqlx::query_as(
         "SELECT (SELECT count(*) FROM inventory_items WHERE property_id = $1),
+                (SELECT count(*) FROM inventory_transfers t WHERE EXISTS (SELECT 1 FROM inventory_locations l
+                    WHERE l.property_id = $1 AND l.id IN (t.source_location_id, t.destination_location_id))),
                 (SELECT count(*) FROM assets WHERE villa_id = $1),
                 (SELECT count(*) FROM work_orders WHERE villa_id = $1),
                 (SELECT count(*) FROM emergencies WHERE villa_id = $1),
@@ -611,12 +618,13 @@ pub async fn refuse_if_in_use(conn: &mut PgConnection, id: Uuid) -> Result<()> {
     .await?;
     let holds = VillaHolds {
         stock_items: holds.0,
-        assets: holds.1,
-        work_orders: holds.2,
-        emergencies: holds.3,
-        timesheets: holds.4,
-        planned_maintenance_schedules: holds.5,
-        field_notes: holds.6,
+        stock_transfers: holds.1,
+        assets: holds.2,
+        work_orders: holds.3,
+        emergencies: holds.4,
+        timesheets: holds.5,
+        planned_maintenance_schedules: holds.6,
+        field_notes: holds.7,
     };
     if holds == VillaHolds::default() {
         return Ok(());

@@ -1,7 +1,7 @@
 //! `/management/staff` and `/management/villas/{villaId}/staff`: staff members, and their
 //! assignment to villas (at most one primary per role and villa).
 
-use crate::paging::PageQuery;
+use crate::paging::{JsonPageAnswer, PageQuery};
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
@@ -14,7 +14,7 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::{Items, Page, created, search_term};
+use super::{Items, created, search_term};
 use crate::{
     error::AppError,
     extract::Object,
@@ -39,7 +39,7 @@ pub async fn list(
     State(state): State<AppState>,
     ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<StaffListQuery>,
-) -> Result<Json<Page<Value>>, AppError> {
+) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = paging.read(&mut problems);
     let role = q
@@ -49,8 +49,10 @@ pub async fn list(
     let search = search_term(&mut problems, q.search.as_deref());
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
-    let (data, total) = staff::list(&mut conn, &StaffFilter { role, search }, page).await?;
-    Ok(Page::new(data, page, total))
+    Ok(JsonPageAnswer::new(
+        staff::list(&mut conn, &StaffFilter { role, search }, page).await?,
+        page,
+    ))
 }
 
 /// One staff member, with their villa assignments.
@@ -80,6 +82,27 @@ pub async fn create(
     let member = staff::get(&mut tx, id).await?;
     tx.commit().await?;
     Ok(created(member))
+}
+
+/// Changes a staff member: only the fields sent change (`null` or `""` clears an optional one).
+/// Linking `identitySubject` (the person's login, `sub` of their token) makes the hours they log
+/// themselves count against the same day as hours logged for them.
+#[utoipa::path(patch, operation_id = "management_staff_update", path = "/management/staff/{id}", tag = "management",
+    params(("id" = Uuid, Path)), request_body = StaffUpdate,
+    responses((status = 200, body = domain::staff::StaffView)))]
+pub async fn update(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<Uuid>,
+    ApiJson(body): ApiJson<Object>,
+) -> Result<Json<Value>, AppError> {
+    let mut problems = Problems::new();
+    let patch = staff::parse_update(&body, &state.cipher, &mut problems);
+    problems.finish()?;
+    let mut tx = state.pool.begin().await?;
+    staff::update(&mut tx, id, &patch).await?;
+    let member = staff::get(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(Json(member))
 }
 
 /// Assigns a staff member to the villa, or updates their assignment (201 when new, 200 when
@@ -163,7 +186,7 @@ pub async fn unassign(
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
-        .routes(routes!(get))
+        .routes(routes!(get, update))
         .routes(routes!(team, assign))
         .routes(routes!(unassign))
 }
@@ -188,4 +211,12 @@ crate::computed_schema!(
             "isPrimary": {"type": ["boolean", "null"], "description": "Default false."},
         },
     })
+);
+
+crate::computed_schema!(
+    /// A change to a staff member: any subset of its fields.
+    StaffUpdate => domain::record::json_schema(
+        domain::staff::STAFF_FIELDS,
+        domain::record::SchemaUse::Patch,
+    )
 );

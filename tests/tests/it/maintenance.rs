@@ -1504,13 +1504,32 @@ async fn timesheets_use_the_business_day_and_one_budget_per_person(pool: PgPool)
         &app,
         "/management/staff",
         "manager",
-        json!({"firstName": "Wayan", "lastName": "S", "defaultRole": "MAINTENANCE_TECHNICIAN",
-               "identitySubject": "user-1"}),
+        json!({"firstName": "Wayan", "lastName": "S", "defaultRole": "MAINTENANCE_TECHNICIAN"}),
     )
     .await;
     assert_eq!(status, 201, "{member}");
-    assert_eq!(member["identitySubject"], "user-1");
+    assert!(member["identitySubject"].is_null());
+    // An existing staff member is linked to their login afterwards; a login is one person's.
     let staff = member["id"].as_str().unwrap();
+    let (status, member) = patch(
+        &app,
+        &format!("/management/staff/{staff}"),
+        "manager",
+        json!({"identitySubject": "user-1", "phone": "+62 812 3456 7890"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{member}");
+    assert_eq!(
+        (
+            member["identitySubject"].as_str(),
+            member["phone"].as_str(),
+            member["firstName"].as_str()
+        ),
+        (Some("user-1"), Some("+6281234567890"), Some("Wayan"))
+    );
+    let (status, other) = post(&app, "/management/staff", "manager",
+        json!({"firstName": "Other", "defaultRole": "GARDENER", "lastName": "X", "identitySubject": "user-1"})).await;
+    assert_eq!(status, 400, "{other}");
     let day = local_today - chrono::TimeDelta::days(1);
     let (status, body) = post(
         &app,

@@ -910,6 +910,7 @@ async fn a_villa_with_history_is_refused_and_can_be_archived_instead(pool: PgPoo
     .await;
     assert_eq!(status, 201, "{body}");
     let location = body["id"].clone();
+    let mut towel = serde_json::Value::Null;
     for sku in ["TOWEL-1", "SHEET-1"] {
         let (status, body) = send(
             &app,
@@ -923,6 +924,9 @@ async fn a_villa_with_history_is_refused_and_can_be_archived_instead(pool: PgPoo
         )
         .await;
         assert_eq!(status, 201, "{body}");
+        if towel.is_null() {
+            towel = body["id"].clone();
+        }
         let (status, body) = send(
             &app,
             Method::POST,
@@ -1012,6 +1016,53 @@ async fn a_villa_with_history_is_refused_and_can_be_archived_instead(pool: PgPoo
         (200, json!(2)),
         "{body}"
     );
+
+    // A villa whose only stock history is a transfer into one of its locations (cancelled, so
+    // no item of its own) is kept too: the transfer is the other villa's history as well.
+    let receiving = create_villa(&app, "Receiving").await;
+    let (_, shelf) = send(
+        &app,
+        Method::POST,
+        "/inventory/locations",
+        "manager",
+        Some(json!({"name": "Linen shelf", "type": "STORAGE", "propertyId": receiving})),
+    )
+    .await;
+    let (status, transfer) = send(
+        &app,
+        Method::POST,
+        "/inventory/transfers",
+        "staff",
+        Some(
+            json!({"sourceLocationId": location, "destinationLocationId": shelf["id"],
+                    "items": [{"itemId": towel, "quantity": 1}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{transfer}");
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        &format!(
+            "/inventory/transfers/{}/cancel",
+            transfer["id"].as_str().unwrap()
+        ),
+        "manager",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = send(
+        &app,
+        Method::DELETE,
+        &format!("/management/villas/{receiving}"),
+        "admin",
+        None,
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["error"]["code"], "VILLA_IN_USE");
+    assert_eq!(body["error"]["inUse"], json!({"stockTransfers": 1}));
 
     // A villa with nothing but its own records (and a stock location without items) goes.
     let empty = create_villa(&app, "Empty").await;

@@ -559,4 +559,82 @@ async fn mixed_first_uploads_of_new_villas_released_together_all_succeed(pool: P
             .await
             .unwrap();
     assert_eq!(covers, vec![1; 6]);
+    // And no deadlock was broken on the way (the retry would hide one from the answers): every
+    // upload took the villa's row before its job rows. Postgres counts deadlocks per database;
+    // a backend reports its counters when idle, within 10 s (PGSTAT_IDLE_INTERVAL).
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let deadlocks: i64 = sqlx::query_scalar(
+        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(deadlocks, 0, "uploads deadlocked");
+}
+
+/// The deadlock forced: a document upload of a new villa is held (a table lock the test keeps on
+/// `documents`) after it fixed the villa's folder, while a photo upload of the same villa
+/// arrives; then the document upload is let go. A photo upload that wrote its folder-tree job
+/// before the villa's row waited for the document upload's row lock while the document upload
+/// waited for its tree job: Postgres broke the cycle (a 500, or a retry the deadlock counter
+/// shows). Taking the villa's row first, the photo upload just waits its turn.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_photo_upload_meeting_a_held_document_upload_does_not_deadlock(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (villa, _) = start(&app, "HELD-1").await;
+    let mut gate = pool.begin().await.unwrap();
+    sqlx::query("LOCK TABLE documents IN SHARE ROW EXCLUSIVE MODE")
+        .execute(&mut *gate)
+        .await
+        .unwrap();
+    let waiting = |query: &'static str| {
+        let pool = pool.clone();
+        async move {
+            eventually(Duration::from_secs(10), || {
+                let pool = pool.clone();
+                async move {
+                    let n: i64 = sqlx::query_scalar(
+                        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
+                    )
+                    .bind(query)
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                    (n > 0).then_some(())
+                }
+            })
+            .await
+            .is_some()
+        }
+    };
+    let document = {
+        let req = app
+            .request(Method::POST, "/api/documents/upload", Some("manager"))
+            .json(&json!({"villaId": villa, "documentType": "HOUSE_RULES", "fileName": "rules.pdf",
+                          "fileContent": b64(b"rules")}));
+        tokio::spawn(async move { json(req.send().await.unwrap()).await })
+    };
+    assert!(waiting("INSERT INTO documents%").await, "the document upload never reached the gate");
+    let photo = {
+        let req = app
+            .request(Method::POST, "/api/photos/upload", Some("manager"))
+            .json(&json!({"villaId": villa, "category": "exterior_views", "fileName": "view.jpg",
+                          "fileContent": b64(&jpeg(64, 48))}));
+        tokio::spawn(async move { json(req.send().await.unwrap()).await })
+    };
+    // The photo upload waits for the villa's row, which the held document upload has.
+    assert!(waiting("UPDATE villas SET storage_folder%").await, "the photo upload never waited");
+    gate.commit().await.unwrap();
+    let (status, body) = document.await.unwrap();
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = photo.await.unwrap();
+    assert_eq!(status, 201, "{body}");
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let deadlocks: i64 = sqlx::query_scalar(
+        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(deadlocks, 0, "the uploads deadlocked");
 }
