@@ -607,23 +607,32 @@ async fn a_photo_upload_meeting_a_held_document_upload_does_not_deadlock(pool: P
             .is_some()
         }
     };
-    let document = {
-        let req = app
+    let document =
+        {
+            let req = app
             .request(Method::POST, "/api/documents/upload", Some("manager"))
             .json(&json!({"villaId": villa, "documentType": "HOUSE_RULES", "fileName": "rules.pdf",
                           "fileContent": b64(b"rules")}));
-        tokio::spawn(async move { json(req.send().await.unwrap()).await })
-    };
-    assert!(waiting("INSERT INTO documents%").await, "the document upload never reached the gate");
+            tokio::spawn(async move { json(req.send().await.unwrap()).await })
+        };
+    assert!(
+        waiting("INSERT INTO documents%").await,
+        "the document upload never reached the gate"
+    );
     let photo = {
         let req = app
             .request(Method::POST, "/api/photos/upload", Some("manager"))
-            .json(&json!({"villaId": villa, "category": "exterior_views", "fileName": "view.jpg",
-                          "fileContent": b64(&jpeg(64, 48))}));
+            .json(
+                &json!({"villaId": villa, "category": "exterior_views", "fileName": "view.jpg",
+                          "fileContent": b64(&jpeg(64, 48))}),
+            );
         tokio::spawn(async move { json(req.send().await.unwrap()).await })
     };
     // The photo upload waits for the villa's row, which the held document upload has.
-    assert!(waiting("UPDATE villas SET storage_folder%").await, "the photo upload never waited");
+    assert!(
+        waiting("UPDATE villas SET storage_folder%").await,
+        "the photo upload never waited"
+    );
     gate.commit().await.unwrap();
     let (status, body) = document.await.unwrap();
     assert_eq!(status, 201, "{body}");
