@@ -338,6 +338,15 @@ pub struct AssignmentView {
     updated_at: chrono::DateTime<chrono::Utc>,
 }
 
+/// A login (`identity_subject`) is one person's: a second member with it is a 400 on the field.
+fn login_taken(e: sqlx::Error) -> Error {
+    crate::on_unique_violation(
+        e,
+        "identitySubject",
+        "another staff member has this identity subject",
+    )
+}
+
 /// Checks a change to a staff member: any subset of the fields (a required one cannot be
 /// cleared); the phone is stored in E.164 form.
 pub fn parse_update(
@@ -365,13 +374,7 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, patch: &Patch) -> Result<
     .bind(patch.to_value())
     .execute(&mut *conn)
     .await
-    .map_err(|e| {
-        crate::on_unique_violation(
-            e,
-            "identitySubject",
-            "another staff member has this identity subject",
-        )
-    })?;
+    .map_err(login_taken)?;
     if updated.rows_affected() == 0 {
         return Err(Error::NotFound("staff member"));
     }
@@ -389,13 +392,7 @@ pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
     .bind(patch.to_value())
     .execute(&mut *conn)
     .await
-    .map_err(|e| {
-        crate::on_unique_violation(
-            e,
-            "identitySubject",
-            "another staff member has this identity subject",
-        )
-    })?;
+    .map_err(login_taken)?;
     Ok(id)
 }
 

@@ -53,6 +53,16 @@ async fn upload_doc(app: &TestApp, villa: Uuid, name: &str, content: &[u8]) -> (
     .await
 }
 
+/// The deadlocks Postgres broke in the test's database. A backend reports its counters when
+/// idle, within 10 s (PGSTAT_IDLE_INTERVAL), so this waits that long first.
+async fn deadlocks_reported(pool: &PgPool) -> i64 {
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    sqlx::query_scalar("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
 async fn file_is(path: &Path, content: &[u8]) -> bool {
     tokio::fs::read(path).await.is_ok_and(|b| b == content)
 }
@@ -560,16 +570,8 @@ async fn mixed_first_uploads_of_new_villas_released_together_all_succeed(pool: P
             .unwrap();
     assert_eq!(covers, vec![1; 6]);
     // And no deadlock was broken on the way (the retry would hide one from the answers): every
-    // upload took the villa's row before its job rows. Postgres counts deadlocks per database;
-    // a backend reports its counters when idle, within 10 s (PGSTAT_IDLE_INTERVAL).
-    tokio::time::sleep(Duration::from_secs(11)).await;
-    let deadlocks: i64 = sqlx::query_scalar(
-        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    assert_eq!(deadlocks, 0, "uploads deadlocked");
+    // upload took the villa's row before its job rows.
+    assert_eq!(deadlocks_reported(&pool).await, 0, "uploads deadlocked");
 }
 
 /// The deadlock forced: a document upload of a new villa is held (a table lock the test keeps on
@@ -638,12 +640,5 @@ async fn a_photo_upload_meeting_a_held_document_upload_does_not_deadlock(pool: P
     assert_eq!(status, 201, "{body}");
     let (status, body) = photo.await.unwrap();
     assert_eq!(status, 201, "{body}");
-    tokio::time::sleep(Duration::from_secs(11)).await;
-    let deadlocks: i64 = sqlx::query_scalar(
-        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
-    assert_eq!(deadlocks, 0, "the uploads deadlocked");
+    assert_eq!(deadlocks_reported(&pool).await, 0, "the uploads deadlocked");
 }
