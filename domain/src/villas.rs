@@ -540,7 +540,7 @@ pub async fn ensure_exists(conn: &mut PgConnection, id: Uuid) -> Result<()> {
 
 /// What holds a villa that has operational history, kind by kind (only the kinds it has). The
 /// company must keep these records: such a villa is archived, never deleted.
-#[derive(Debug, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VillaHolds {
     #[serde(skip_serializing_if = "is_zero")]
