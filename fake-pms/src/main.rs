@@ -1,0 +1,106 @@
+//! `fake-pms`: the loopback fake of Hostaway's API v1 as a process, for development
+//! (`scripts/run` starts it and points `PMS_*` at it), the fuzzing pass and the benchmark. Never
+//! in the Procfile: production talks to the real PMS. Its switches are the `/_fake/*` routes.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use clap::Parser;
+use fake_pms::{FakePms, FakePmsConfig};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fake-pms",
+    about = "A loopback fake of Hostaway's public API v1 with seed data"
+)]
+struct Args {
+    /// Port to listen on.
+    #[arg(long, default_value_t = 8099)]
+    port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Listings to seed.
+    #[arg(long, default_value_t = 36)]
+    listings: usize,
+    /// Reservations to seed (arrivals from a year ago to a year ahead).
+    #[arg(long, default_value_t = 1200)]
+    reservations: usize,
+    /// Seed of the generated data.
+    #[arg(long, default_value_t = 17)]
+    seed: u64,
+    /// Lift Hostaway's rate limits (15 requests per 10 s per IP, 20 per account).
+    #[arg(long)]
+    no_rate_limit: bool,
+    /// The account id a token is issued for.
+    #[arg(long, default_value = "10450")]
+    client_id: String,
+    /// The API key a token is issued for.
+    #[arg(long, default_value = "fake-pms-secret")]
+    client_secret: String,
+    /// How long a new token waits before it is valid, in milliseconds (Hostaway: 1000).
+    #[arg(long, default_value_t = 1000)]
+    token_delay_ms: u64,
+    /// The day the seed data is centred on (YYYY-MM-DD); default today (UTC).
+    #[arg(long)]
+    today: Option<NaiveDate>,
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .compact()
+        .init();
+
+    let args = Args::parse();
+    let mut config = FakePmsConfig {
+        listings: args.listings,
+        reservations: args.reservations,
+        seed: args.seed,
+        client_id: args.client_id,
+        client_secret: args.client_secret,
+        token_delay: Duration::from_millis(args.token_delay_ms),
+        today: args.today,
+        ..FakePmsConfig::default()
+    };
+    if args.no_rate_limit {
+        config = config.without_limits();
+    }
+    let limits = if args.no_rate_limit {
+        "lifted"
+    } else {
+        "15 per 10 s per IP, 20 per 10 s per account"
+    };
+    let (client_id, client_secret) = (config.client_id.clone(), config.client_secret.clone());
+    let fake = FakePms::bind(SocketAddr::new(args.host, args.port), config).await?;
+    tracing::info!(
+        "fake PMS (Hostaway API v1) at {} with PMS_CLIENT_ID={client_id} PMS_CLIENT_SECRET={client_secret}: \
+         {} listings, {} reservations, rate limits {limits}; switches under http://{}/_fake/",
+        fake.base_url,
+        args.listings,
+        args.reservations,
+        fake.addr,
+    );
+    shutdown_signal().await;
+    Ok(())
+}
+
+/// Completes on SIGINT or SIGTERM (what `scripts/run` sends on exit).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
