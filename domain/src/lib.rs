@@ -20,6 +20,7 @@ pub mod pagination;
 pub mod photos;
 pub mod process;
 pub mod record;
+pub mod reporting;
 pub mod settings;
 pub mod staff;
 pub mod storage;

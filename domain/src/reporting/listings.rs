@@ -1,0 +1,221 @@
+//! The PMS's listings as stored by the sync, and as `/reporting/listings` shows them. The sync
+//! upserts them by PMS id, a page at a time, writing only what changed; it links a listing to
+//! the villa whose code is the listing's internal name, unless someone linked it by hand
+//! ([`link_villa`]), which holds through later syncs.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDate;
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::{PgConnection, Postgres, QueryBuilder};
+use uuid::Uuid;
+
+use super::hostaway::ListingRecord;
+use crate::inventory::items::like_escape;
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
+use crate::{Error, Result};
+
+/// What an upsert of one batch did. `unchanged` records were not written.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct UpsertCounts {
+    pub created: i64,
+    pub updated: i64,
+    pub unchanged: i64,
+}
+
+impl std::ops::AddAssign for UpsertCounts {
+    fn add_assign(&mut self, other: Self) {
+        self.created += other.created;
+        self.updated += other.updated;
+        self.unchanged += other.unchanged;
+    }
+}
+
+/// The last occurrence of each PMS id, in PMS id order. One statement cannot touch a row twice
+/// (ON CONFLICT refuses it), and the last one received is the newest; the order makes
+/// concurrent upserts lock rows in one order.
+pub(crate) fn last_of_each<T>(rows: &[T], pms_id: impl Fn(&T) -> i64) -> Vec<&T> {
+    let mut last = BTreeMap::new();
+    for row in rows {
+        last.insert(pms_id(row), row);
+    }
+    last.into_values().collect()
+}
+
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Inserts the listings not stored yet and updates those that changed, in one statement; a
+/// listing whose stored fields, record and villa link are all the same is not written (its
+/// `synced_at` stays). Duplicate PMS ids in `rows`: the last one counts. The villa link is the
+/// villa whose code equals the internal name in any letter case, unless the listing was linked
+/// by hand.
+pub async fn upsert_listings(
+    conn: &mut PgConnection,
+    rows: &[ListingRecord],
+) -> Result<UpsertCounts> {
+    let rows = last_of_each(rows, |r| r.pms_id);
+    if rows.is_empty() {
+        return Ok(UpsertCounts::default());
+    }
+    let ids: Vec<Uuid> = rows.iter().map(|_| Uuid::now_v7()).collect();
+    let pms_ids: Vec<i64> = rows.iter().map(|r| r.pms_id).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    let statuses: Vec<&str> = rows.iter().map(|r| r.status).collect();
+    let bedrooms: Vec<Option<i32>> = rows.iter().map(|r| r.bedrooms).collect();
+    let locations: Vec<Option<&str>> = rows.iter().map(|r| r.location.as_deref()).collect();
+    let currencies: Vec<Option<&str>> = rows.iter().map(|r| r.currency.as_deref()).collect();
+    let internal_names: Vec<Option<&str>> =
+        rows.iter().map(|r| r.internal_name.as_deref()).collect();
+    let raws: Vec<&Value> = rows.iter().map(|r| &r.raw).collect();
+    let (created, updated): (i64, i64) = sqlx::query_as(
+        "WITH upserted AS (
+            INSERT INTO pms_listings AS l (id, pms_id, name, status, bedrooms, location, currency, internal_name,
+                                           villa_id, raw, synced_at)
+            SELECT t.id, t.pms_id, t.name, t.status, t.bedrooms, t.location, t.currency, t.internal_name,
+                   (SELECT v.id FROM villas v WHERE lower(v.villa_code) = lower(t.internal_name)
+                    ORDER BY v.villa_code LIMIT 1),
+                   t.raw, now()
+            FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::text[], $7::text[],
+                        $8::text[], $9::jsonb[])
+                 AS t (id, pms_id, name, status, bedrooms, location, currency, internal_name, raw)
+            ORDER BY t.pms_id
+            ON CONFLICT (pms_id) DO UPDATE SET
+                name = EXCLUDED.name, status = EXCLUDED.status, bedrooms = EXCLUDED.bedrooms,
+                location = EXCLUDED.location, currency = EXCLUDED.currency, internal_name = EXCLUDED.internal_name,
+                villa_id = CASE WHEN l.villa_linked_by_hand THEN l.villa_id ELSE EXCLUDED.villa_id END,
+                raw = EXCLUDED.raw, synced_at = now()
+            WHERE (l.name, l.status, l.bedrooms, l.location, l.currency, l.internal_name, l.raw, l.villa_id)
+                  IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.status, EXCLUDED.bedrooms, EXCLUDED.location,
+                                    EXCLUDED.currency, EXCLUDED.internal_name, EXCLUDED.raw,
+                                    CASE WHEN l.villa_linked_by_hand THEN l.villa_id ELSE EXCLUDED.villa_id END)
+            RETURNING xmax = 0 AS inserted)
+         SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted",
+    )
+    .bind(ids)
+    .bind(pms_ids)
+    .bind(names)
+    .bind(statuses)
+    .bind(bedrooms)
+    .bind(locations)
+    .bind(currencies)
+    .bind(internal_names)
+    .bind(raws)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(UpsertCounts {
+        created,
+        updated,
+        unchanged: count(rows.len()) - created - updated,
+    })
+}
+
+// A listing row (alias `l`) as the API shows it, with its metrics over the last 30 days (today
+// is `$1` of the statement).
+macro_rules! listing_view {
+    () => {
+        concat!(
+            "jsonb_build_object('id', l.id, 'pmsId', l.pms_id, 'name', l.name, 'status', l.status,
+                'bedrooms', l.bedrooms, 'location', l.location, 'currency', l.currency, 'villaId', l.villa_id,
+                'lastSyncedAt', l.synced_at, 'metrics', ",
+            crate::reporting::metrics::last_30_days!(),
+            ")"
+        )
+    };
+}
+
+/// The filters of the listing list.
+#[derive(Debug, Clone, Default)]
+pub struct ListingFilter {
+    /// ACTIVE or INACTIVE.
+    pub status: Option<&'static str>,
+    /// A part of the name, the internal name or the location, in any letter case.
+    pub search: Option<String>,
+}
+
+impl ListingFilter {
+    /// The conditions of the filters given, each value bound ([`json_page`] says why only
+    /// those), after `today`: bound first, it is `$1` of the whole statement, which the metrics
+    /// read.
+    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>, today: NaiveDate) {
+        sql.push(" WHERE ")
+            .push_bind(today)
+            .push("::date IS NOT NULL");
+        if let Some(status) = self.status {
+            sql.push(" AND l.status = ").push_bind(status);
+        }
+        if let Some(search) = &self.search {
+            let pattern = format!("%{}%", like_escape(search));
+            sql.push(" AND (l.name ILIKE ")
+                .push_bind(pattern.clone())
+                .push(" OR l.internal_name ILIKE ")
+                .push_bind(pattern.clone())
+                .push(" OR l.location ILIKE ")
+                .push_bind(pattern)
+                .push(")");
+        }
+    }
+}
+
+/// A page of listings ordered by name (in any letter case), with their metrics over the 30
+/// nights before `today` (the company's day), and the total matching the filter.
+pub async fn list_listings(
+    conn: &mut PgConnection,
+    filter: &ListingFilter,
+    page: PageRequest,
+    today: NaiveDate,
+) -> Result<JsonPage> {
+    let list = ListSql {
+        count_from: " FROM pms_listings l",
+        item: listing_view!(),
+        from: " FROM pms_listings l",
+        order: "lower(l.name), l.id",
+    };
+    json_page(conn, &list, page, |sql| filter.push_conditions(sql, today)).await
+}
+
+/// One listing as the list shows it, plus its `internalName`; 404 for none.
+pub async fn get_listing(conn: &mut PgConnection, id: Uuid, today: NaiveDate) -> Result<Value> {
+    sqlx::query_scalar(concat!(
+        "SELECT ",
+        listing_view!(),
+        " || jsonb_build_object('internalName', l.internal_name) FROM pms_listings l WHERE l.id = $2"
+    ))
+    .bind(today)
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("listing"))
+}
+
+/// Links the listing to a villa, or unlinks it (`None`), by hand: later syncs keep this link
+/// (an unlinked listing stays unlinked). An unknown listing is 404; an unknown villa is 400 on
+/// `villaId`.
+pub async fn link_villa(conn: &mut PgConnection, id: Uuid, villa_id: Option<Uuid>) -> Result<()> {
+    let unknown_villa = || Error::invalid("villaId", "invalid_value", "no villa has this id");
+    // One statement: the listing's and the villa's existence are read where the update is
+    // written; a villa deleted meanwhile is the foreign key's refusal.
+    let (listing_exists, villa_exists): (bool, bool) = sqlx::query_as(
+        "WITH villa AS (SELECT id FROM villas WHERE id = $2),
+              linked AS (
+                UPDATE pms_listings SET villa_id = $2, villa_linked_by_hand = true
+                WHERE id = $1 AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM villa))
+                RETURNING 1)
+         SELECT EXISTS (SELECT 1 FROM pms_listings WHERE id = $1),
+                $2::uuid IS NULL OR EXISTS (SELECT 1 FROM villa)",
+    )
+    .bind(id)
+    .bind(villa_id)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(|err| crate::on_refusal(err, crate::Refusal::ForeignKey, unknown_villa))?;
+    if !listing_exists {
+        return Err(Error::NotFound("listing"));
+    }
+    if !villa_exists {
+        return Err(unknown_villa());
+    }
+    Ok(())
+}

@@ -1,0 +1,451 @@
+//! Sync runs: what a client triggers and polls (`/reporting/sync/...`), and the record the sync
+//! job (`jobs::pms`) keeps of its work. STARTED (triggered, its job queued) → RUNNING (a worker
+//! took it) → COMPLETED or FAILED (with the reason).
+//!
+//! One sync at a time: a unique index over the active runs (STARTED or RUNNING) decides between
+//! concurrent triggers, and [`start`] answers the active run instead of a second one. A run's
+//! progress and its resume point (`cursor`) are saved in the transaction that stores each page
+//! ([`save_page`]), so a worker killed mid-sync loses nothing and counts nothing twice: the next
+//! attempt of the job resumes from the cursor. A run whose job is over without it (the job failed
+//! for good, or is gone) reads FAILED with the job's error, and [`reconcile`] writes that down
+//! before a new run starts, so a dead run never blocks the next.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use super::UpsertCounts;
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
+use crate::{Error, Result};
+
+/// A sync's `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncKind {
+    /// Every listing and every reservation.
+    Full,
+    /// Every listing, and the reservations with activity since the last completed sync (less a
+    /// safety margin).
+    Incremental,
+}
+
+impl SyncKind {
+    pub const ALL: [SyncKind; 2] = [Self::Full, Self::Incremental];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Incremental => "incremental",
+        }
+    }
+
+    /// `full` or `incremental`, in any letter case.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let raw = raw.trim();
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(raw))
+    }
+}
+
+/// What a sync reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Entity {
+    Listings,
+    Reservations,
+}
+
+impl Entity {
+    /// In the order a sync reads them: listings first, so that reservations find their listing.
+    pub const ALL: [Entity; 2] = [Self::Listings, Self::Reservations];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Listings => "listings",
+            Self::Reservations => "reservations",
+        }
+    }
+
+    /// `listings` or `reservations`, in any letter case.
+    pub fn parse(raw: &str) -> Option<Self> {
+        let raw = raw.trim();
+        Self::ALL
+            .into_iter()
+            .find(|e| e.as_str().eq_ignore_ascii_case(raw))
+    }
+}
+
+/// What a trigger answers of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncRunHead {
+    pub id: Uuid,
+    /// STARTED or RUNNING for an active run.
+    pub status: String,
+    pub started_at: DateTime<Utc>,
+}
+
+/// What [`start`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Started {
+    /// A new run, STARTED: enqueue its job and [`attach_job`] in the same transaction.
+    New(SyncRunHead),
+    /// A run was already active: nothing was written.
+    AlreadyActive(SyncRunHead),
+}
+
+impl Started {
+    pub fn head(&self) -> &SyncRunHead {
+        match self {
+            Self::New(head) | Self::AlreadyActive(head) => head,
+        }
+    }
+}
+
+// Whether run `s` (its job `j` left-joined) is still STARTED or RUNNING although no job will
+// finish it: its job failed for good, succeeded without finishing it, or is gone (the scheduler
+// purges finished jobs); or it never got a job, 5 minutes on (a trigger writes the run and its
+// job in one transaction, so this is only a caller's bug, which must not block every later sync).
+macro_rules! orphaned {
+    () => {
+        "(s.status IN ('STARTED', 'RUNNING') AND CASE WHEN s.job_id IS NULL
+            THEN s.started_at < now() - interval '5 minutes'
+            ELSE j.id IS NULL OR j.status IN ('SUCCEEDED', 'FAILED') END)"
+    };
+}
+
+// Why an orphaned run failed: the job's error when it failed.
+macro_rules! orphan_error {
+    () => {
+        "CASE WHEN s.job_id IS NULL THEN 'no job was enqueued for the sync'
+            WHEN j.id IS NULL THEN 'the sync job is gone'
+            WHEN j.status = 'FAILED' THEN coalesce(j.error, 'the sync job failed')
+            ELSE 'the sync job ended without finishing the sync' END"
+    };
+}
+
+// A run (alias `s`, its job `j` left-joined) as the status route shows it: every entity asked
+// for has its progress (zeros before its first page; `pagesTotal` null while unknown).
+macro_rules! run_view {
+    () => {
+        concat!(
+            "jsonb_build_object('syncId', s.id, 'type', s.kind, 'entities', to_jsonb(s.entities),
+                'status', CASE WHEN ",
+            orphaned!(),
+            " THEN 'FAILED' ELSE s.status END,
+                'startedAt', s.started_at,
+                'finishedAt', CASE WHEN ",
+            orphaned!(),
+            " THEN coalesce(j.finished_at, now()) ELSE s.finished_at END,
+                'progress', coalesce((SELECT jsonb_object_agg(e.entity, jsonb_build_object(
+                    'fetched', coalesce((s.progress -> e.entity ->> 'fetched')::bigint, 0),
+                    'created', coalesce((s.progress -> e.entity ->> 'created')::bigint, 0),
+                    'updated', coalesce((s.progress -> e.entity ->> 'updated')::bigint, 0),
+                    'unchanged', coalesce((s.progress -> e.entity ->> 'unchanged')::bigint, 0),
+                    'pagesDone', coalesce((s.progress -> e.entity ->> 'pagesDone')::bigint, 0),
+                    'pagesTotal', (s.progress -> e.entity ->> 'pagesTotal')::bigint))
+                  FROM unnest(s.entities) AS e (entity)), '{}'),
+                'error', CASE WHEN ",
+            orphaned!(),
+            " THEN ",
+            orphan_error!(),
+            " ELSE s.error END,
+                'triggeredBy', s.triggered_by, 'activitySince', s.activity_since)"
+        )
+    };
+}
+
+macro_rules! run_from {
+    () => {
+        " FROM pms_sync_runs s LEFT JOIN jobs j ON j.id = s.job_id"
+    };
+}
+
+/// Marks FAILED, with the job's error, the active run whose job is over without it (see the
+/// module's doc). Returns how many runs it failed (0 or 1).
+pub async fn reconcile(conn: &mut PgConnection) -> Result<u64> {
+    let done = sqlx::query(concat!(
+        "UPDATE pms_sync_runs t SET status = 'FAILED', finished_at = o.finished_at, error = o.error
+         FROM (SELECT s.id, coalesce(j.finished_at, now()) AS finished_at, ",
+        orphan_error!(),
+        " AS error",
+        run_from!(),
+        " WHERE ",
+        orphaned!(),
+        ") o
+         WHERE t.id = o.id AND t.status IN ('STARTED', 'RUNNING')"
+    ))
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+type HeadRow = (Uuid, String, DateTime<Utc>);
+
+fn head((id, status, started_at): HeadRow) -> SyncRunHead {
+    SyncRunHead {
+        id,
+        status,
+        started_at,
+    }
+}
+
+/// Starts a run (STARTED) of `kind` over `entities` inside the caller's transaction, unless one
+/// is active: then nothing is written and that run is answered. A dead active run is failed
+/// first ([`reconcile`]). Concurrent triggers meet on the unique index of the active run: the
+/// insert waits for the other transaction and does nothing if it committed a run, so no error
+/// aborts the caller's transaction. `entities` must not be empty (400 on `entities`).
+pub async fn start(
+    conn: &mut PgConnection,
+    kind: SyncKind,
+    entities: &[Entity],
+    triggered_by: &str,
+) -> Result<Started> {
+    let names: Vec<&str> = Entity::ALL
+        .into_iter()
+        .filter(|e| entities.contains(e))
+        .map(Entity::as_str)
+        .collect();
+    if names.is_empty() {
+        return Err(Error::invalid(
+            "entities",
+            "required",
+            "name at least one of listings, reservations",
+        ));
+    }
+    reconcile(conn).await?;
+    // The active run may finish between the insert and the read: then the insert is tried again.
+    for _ in 0..3 {
+        let inserted: Option<HeadRow> = sqlx::query_as(
+            "INSERT INTO pms_sync_runs (id, kind, entities, status, triggered_by)
+             VALUES ($1, $2, $3, 'STARTED', $4)
+             ON CONFLICT ((true)) WHERE status IN ('STARTED', 'RUNNING') DO NOTHING
+             RETURNING id, status, started_at",
+        )
+        .bind(Uuid::now_v7())
+        .bind(kind.as_str())
+        .bind(&names)
+        .bind(triggered_by)
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(row) = inserted {
+            return Ok(Started::New(head(row)));
+        }
+        let active: Option<HeadRow> = sqlx::query_as(
+            "SELECT id, status, started_at FROM pms_sync_runs WHERE status IN ('STARTED', 'RUNNING')",
+        )
+        .fetch_optional(&mut *conn)
+        .await?;
+        if let Some(row) = active {
+            return Ok(Started::AlreadyActive(head(row)));
+        }
+    }
+    Err(Error::Internal(anyhow::anyhow!(
+        "the active sync run kept changing while a sync was triggered"
+    )))
+}
+
+/// Records the job that runs the sync (in the transaction that enqueued it).
+pub async fn attach_job(conn: &mut PgConnection, sync_id: Uuid, job_id: Uuid) -> Result<()> {
+    let done = sqlx::query("UPDATE pms_sync_runs SET job_id = $2 WHERE id = $1")
+        .bind(sync_id)
+        .bind(job_id)
+        .execute(&mut *conn)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound("sync run"));
+    }
+    Ok(())
+}
+
+/// The run as the status route shows it: `{syncId, type, entities, status, startedAt,
+/// finishedAt, progress: {listings?, reservations?}, error, triggeredBy, activitySince}`, each
+/// progress `{fetched, created, updated, unchanged, pagesDone, pagesTotal}`; 404 for none. A run
+/// whose job is over without it reads FAILED with the job's error.
+pub async fn status(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
+    sqlx::query_scalar(concat!(
+        "SELECT ",
+        run_view!(),
+        run_from!(),
+        " WHERE s.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("sync run"))
+}
+
+/// A page of runs, the latest started first, each as [`status`] shows it.
+pub async fn list(conn: &mut PgConnection, page: PageRequest) -> Result<JsonPage> {
+    let list = ListSql {
+        count_from: " FROM pms_sync_runs s",
+        item: run_view!(),
+        from: run_from!(),
+        order: "s.started_at DESC, s.id DESC",
+    };
+    json_page(conn, &list, page, |_| {}).await
+}
+
+/// The last run that finished (COMPLETED or FAILED) as health shows it: `{syncId, status,
+/// finishedAt}`; `None` before the first.
+pub async fn last_finished(conn: &mut PgConnection) -> Result<Option<Value>> {
+    Ok(sqlx::query_scalar(
+        "SELECT jsonb_build_object('syncId', id, 'status', status, 'finishedAt', finished_at)
+         FROM pms_sync_runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1",
+    )
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+/// A run as the worker resumes it.
+#[derive(Debug, Clone)]
+pub struct RunState {
+    pub id: Uuid,
+    pub kind: SyncKind,
+    /// In the order a sync reads them ([`Entity::ALL`]).
+    pub entities: Vec<Entity>,
+    /// RUNNING.
+    pub status: String,
+    /// Where the previous attempt stopped (`{}` at first).
+    pub cursor: Value,
+    pub started_at: DateTime<Utc>,
+    pub activity_since: Option<DateTime<Utc>>,
+}
+
+type StateRow = (
+    Uuid,
+    String,
+    Vec<String>,
+    String,
+    Value,
+    DateTime<Utc>,
+    Option<DateTime<Utc>>,
+);
+
+/// The worker takes the run: STARTED (or RUNNING, a previous attempt's) → RUNNING, with its
+/// resume point. `None` when the run is finished (or unknown): there is nothing to do.
+pub async fn begin(conn: &mut PgConnection, id: Uuid) -> Result<Option<RunState>> {
+    let row: Option<StateRow> = sqlx::query_as(
+        "UPDATE pms_sync_runs SET status = 'RUNNING' WHERE id = $1 AND status IN ('STARTED', 'RUNNING')
+         RETURNING id, kind, entities, status, cursor, started_at, activity_since",
+    )
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some((id, kind, entities, status, cursor, started_at, activity_since)) = row else {
+        return Ok(None);
+    };
+    let kind = SyncKind::parse(&kind).ok_or_else(|| {
+        Error::Internal(anyhow::anyhow!("sync run {id} has an unknown type {kind}"))
+    })?;
+    let entities = Entity::ALL
+        .into_iter()
+        .filter(|e| entities.iter().any(|name| name == e.as_str()))
+        .collect();
+    Ok(Some(RunState {
+        id,
+        kind,
+        entities,
+        status,
+        cursor,
+        started_at,
+        activity_since,
+    }))
+}
+
+/// Records the `latestActivityStart` an incremental run asks for (`None`: it reads everything).
+pub async fn set_activity_since(
+    conn: &mut PgConnection,
+    id: Uuid,
+    at: Option<DateTime<Utc>>,
+) -> Result<()> {
+    sqlx::query("UPDATE pms_sync_runs SET activity_since = $2 WHERE id = $1")
+        .bind(id)
+        .bind(at)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// One page stored by the worker.
+#[derive(Debug, Clone, Copy)]
+pub struct PageDone<'a> {
+    pub entity: Entity,
+    /// What the page's upsert did (records met earlier in the run not counted again).
+    pub counts: UpsertCounts,
+    /// Records received in the page.
+    pub fetched: i64,
+    /// The pages the PMS announces, when it does (`None` keeps the figure known so far).
+    pub pages_total: Option<i64>,
+    /// Where to resume after this page.
+    pub cursor: &'a Value,
+}
+
+/// Adds a page to the run's progress (its counts, `pagesDone` + 1, `pagesTotal`) and saves the
+/// resume point. Call it in the transaction that upserted the page: a run resumed after a crash
+/// then neither loses nor counts a page twice.
+pub async fn save_page(conn: &mut PgConnection, id: Uuid, page: &PageDone<'_>) -> Result<()> {
+    let done = sqlx::query(
+        "UPDATE pms_sync_runs SET cursor = $8,
+            progress = jsonb_set(progress, ARRAY[$2::text], jsonb_build_object(
+                'fetched', coalesce((progress -> $2::text ->> 'fetched')::bigint, 0) + $3,
+                'created', coalesce((progress -> $2::text ->> 'created')::bigint, 0) + $4,
+                'updated', coalesce((progress -> $2::text ->> 'updated')::bigint, 0) + $5,
+                'unchanged', coalesce((progress -> $2::text ->> 'unchanged')::bigint, 0) + $6,
+                'pagesDone', coalesce((progress -> $2::text ->> 'pagesDone')::bigint, 0) + 1,
+                'pagesTotal', coalesce($7::bigint, (progress -> $2::text ->> 'pagesTotal')::bigint)))
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(page.entity.as_str())
+    .bind(page.fetched)
+    .bind(page.counts.created)
+    .bind(page.counts.updated)
+    .bind(page.counts.unchanged)
+    .bind(page.pages_total)
+    .bind(page.cursor)
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound("sync run"));
+    }
+    Ok(())
+}
+
+/// RUNNING (or STARTED) → COMPLETED. A run already finished is left as it is.
+pub async fn complete(conn: &mut PgConnection, id: Uuid) -> Result<()> {
+    sqlx::query(
+        "UPDATE pms_sync_runs SET status = 'COMPLETED', finished_at = now(), error = NULL
+         WHERE id = $1 AND status IN ('STARTED', 'RUNNING')",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// RUNNING (or STARTED) → FAILED with the reason. A run already finished is left as it is.
+pub async fn fail(conn: &mut PgConnection, id: Uuid, error: &str) -> Result<()> {
+    sqlx::query(
+        "UPDATE pms_sync_runs SET status = 'FAILED', finished_at = now(), error = $2
+         WHERE id = $1 AND status IN ('STARTED', 'RUNNING')",
+    )
+    .bind(id)
+    .bind(error)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// When the newest COMPLETED run that read reservations started: an incremental sync asks for
+/// the reservations with activity since then (less a margin). `None` before the first.
+pub async fn incremental_since(conn: &mut PgConnection) -> Result<Option<DateTime<Utc>>> {
+    Ok(sqlx::query_scalar(
+        "SELECT max(started_at) FROM pms_sync_runs
+         WHERE status = 'COMPLETED' AND 'reservations' = ANY (entities)",
+    )
+    .fetch_one(&mut *conn)
+    .await?)
+}
