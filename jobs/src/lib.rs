@@ -11,8 +11,10 @@ pub mod alerts;
 pub mod documents;
 pub mod maintenance;
 pub mod media;
+pub mod pms;
 pub mod queue;
 pub mod registry;
+pub mod reporting_cache;
 pub mod system;
 pub mod transport;
 

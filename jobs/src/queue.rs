@@ -40,6 +40,8 @@ queues! {
     Maintenance => "maintenance",
     /// Stock alert evaluation.
     Alerts => "alerts",
+    /// PMS synchronisation.
+    Pms => "pms",
 }
 
 impl Queue {

@@ -7,9 +7,10 @@ use serde_json::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use domain::storage::DocumentStore;
+use domain::{crypto::FieldCipher, settings::PmsSettings, storage::DocumentStore};
+use redis::aio::ConnectionManager;
 
-use crate::{Job, Queue};
+use crate::{Job, JobQueues, Queue};
 
 /// Services a worker process offers its handlers, built once per process from its settings.
 #[derive(Debug, Clone)]
@@ -24,16 +25,44 @@ pub struct JobServices {
     pub pm_catch_up_days: u32,
     /// `BUSINESS_TIME_ZONE`: whose "today" due dates and expiry are measured against.
     pub business_time_zone: domain::clock::BusinessZone,
+    /// `PMS_*`: the property-management system the `pms` jobs read.
+    pub pms: PmsSettings,
+    /// `DATA_ENCRYPTION_KEY`: the PMS access token is stored encrypted.
+    pub cipher: FieldCipher,
+    /// Redis beyond the job queues: the PMS request budget every worker shares, the reporting
+    /// cache a sync invalidates. Connects lazily and reconnects on its own.
+    pub redis: ConnectionManager,
+    /// `REDIS_QUEUE_PREFIX`: the prefix of every key in `redis`.
+    pub redis_prefix: String,
+    /// Push side of the queues, for a job that enqueues another (the scheduled sync).
+    pub queues: JobQueues,
+    /// HTTP client of the PMS calls (each call sets its own timeout).
+    pub http: reqwest::Client,
 }
 
 impl JobServices {
+    /// Builds the services; call it inside a tokio runtime (Redis's connection manager starts a
+    /// task). A `REDIS_URL` that is not a Redis address stops the process here, as it would one
+    /// line later at `JobQueues::new` in every worker.
     pub fn from_settings(settings: &domain::settings::CoreSettings) -> Self {
+        let queues = JobQueues::new(&settings.redis_url, &settings.redis_prefix)
+            .unwrap_or_else(|e| panic!("REDIS_URL is not a usable Redis address: {e}"));
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap_or_default();
         Self {
             store: DocumentStore::from_settings(settings),
             pm_lead_days: settings.planned_maintenance.lead_days,
             expiry_alert_days: settings.stock_alerts.expiry_days,
             pm_catch_up_days: settings.planned_maintenance.catch_up_days,
             business_time_zone: settings.business_time_zone,
+            pms: settings.pms.clone(),
+            cipher: FieldCipher::new(&settings.data_encryption_key),
+            redis: queues.connection(),
+            redis_prefix: settings.redis_prefix.clone(),
+            queues,
+            http,
         }
     }
 }

@@ -49,6 +49,7 @@ fn table(lookup: Lookup<'_>, retention_days: u32) -> anyhow::Result<Vec<Entry>> 
     let periodic_jobs = [
         periodic::<GeneratePlannedWork>(lookup),
         periodic::<EvaluateStockAlerts>(lookup),
+        periodic::<jobs::pms::ScheduleSync>(lookup),
     ];
     let mut entries = Vec::new();
     let mut problems = Vec::new();
