@@ -59,6 +59,9 @@ pub enum AppError {
     RateLimited { retry_after_secs: u64 },
     #[error("{0}")]
     Unavailable(String),
+    /// 503 with a code the client can act on (`PMS_NOT_CONFIGURED`).
+    #[error("{message}")]
+    UnavailableWith { code: &'static str, message: String },
     /// Never shown to clients: logged with the request id, answered as a generic 500.
     #[error(transparent)]
     Internal(anyhow::Error),
@@ -253,6 +256,9 @@ impl AppError {
             AppError::Unavailable(m) => {
                 ErrorInfo::new(StatusCode::SERVICE_UNAVAILABLE, "SERVICE_UNAVAILABLE", m)
             }
+            AppError::UnavailableWith { code, message } => {
+                ErrorInfo::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
+            }
             AppError::Internal(_) => ErrorInfo::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "SERVER_ERROR",
@@ -334,13 +340,20 @@ pub fn auto_save_failure(info: &ErrorInfo) -> Value {
     body
 }
 
+/// Marks an error-status response whose body is the answer itself, documented as such (the
+/// reporting health's 503 is its health report): [`render_errors`] leaves it as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnBody;
+
 /// Writes every error response in the shape of the request's surface.
 pub async fn render_errors(req: Request, next: Next) -> Response {
     let surface = Surface::of_path(req.uri().path());
     let auto_save = surface == Surface::Onboarding && is_auto_save(req.headers());
     let res = next.run(req).await;
     let status = res.status();
-    if !(status.is_client_error() || status.is_server_error()) {
+    if !(status.is_client_error() || status.is_server_error())
+        || res.extensions().get::<OwnBody>().is_some()
+    {
         return res;
     }
     let (mut parts, body) = res.into_parts();
@@ -434,7 +447,7 @@ pub fn body_for(surface: Surface, info: &ErrorInfo) -> Value {
             json!({"error": {"code": info.code, "message": info.message, "details": details}})
         }
         Surface::Reporting => json!({
-            "error": {"code": info.code, "message": info.message, "retryAfter": info.retry_after_secs}
+            "error": {"code": info.code, "message": reporting_message(info), "retryAfter": info.retry_after_secs}
         }),
     };
     if let Some(Value::Object(extra)) = &info.extra {
@@ -448,6 +461,23 @@ pub fn body_for(surface: Surface, info: &ErrorInfo) -> Value {
         }
     }
     body
+}
+
+/// The reporting error body has no list of fields: its message names every bad field.
+fn reporting_message(info: &ErrorInfo) -> String {
+    if info.fields.len() < 2 {
+        return info.message.clone();
+    }
+    let each: Vec<String> = info
+        .fields
+        .iter()
+        .map(|f| format!("{}: {}", f.field, f.message))
+        .collect();
+    format!(
+        "{} fields are invalid: {}",
+        info.fields.len(),
+        each.join("; ")
+    )
 }
 
 /// The error bodies of the surfaces as [`body_for`] writes them, for the OpenAPI document: every

@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod paging;
 pub mod platform;
 pub mod query;
+pub mod reporting;
 pub mod state;
 pub mod surface;
 pub mod uploads;
@@ -51,6 +52,9 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
     let body_limit = api.body_limit_bytes;
     router
         .fallback(|| async { AppError::NotFound("route") })
+        // The state for the reporting surface's rate limits and cache, route layers that
+        // `reporting::router()` adds before the state exists.
+        .layer(axum::Extension(state.clone()))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::authorize,
@@ -89,6 +93,7 @@ fn routes(development: bool) -> OpenApiRouter<AppState> {
         .merge(management::router())
         .merge(maintenance::router())
         .merge(inventory::router())
+        .merge(reporting::router())
         .merge(onboarding::router(development))
 }
 

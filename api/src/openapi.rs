@@ -21,6 +21,7 @@ otherwise; roles are admin, manager, staff and viewer. Errors use the shape of t
         (name = "management", description = "Villa management API"),
         (name = "maintenance", description = "Maintenance API (/maintenance): work orders, assets, vendors"),
         (name = "inventory", description = "Inventory API (/inventory): items on a stock ledger, movements, transfers, locations, categories, alerts, reports"),
+        (name = "reporting", description = "Reporting API (/reporting): listings and reservations synchronised from the property-management system (Hostaway's API v1) by sync runs, and health. Each caller is rate limited per class of route (dashboard 120, listings 60, sync 5, others 60 requests a minute; `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` on every limited answer, 429 `RATE_LIMIT_EXCEEDED` with `retryAfter` past the limit); listing, reservation and dashboard answers are cached (10, 2 and 5 minutes, `X-Cache: HIT` or `MISS`) until the next completed sync or villa link."),
         (name = "admin", description = "Operators: job queues (admin only)"),
         (name = "onboarding", description = "Onboarding backend API (/api): villas, the ten-step wizard, uploads"),
         (name = "onboarding-legacy", description = "Older clients' segment routes over the same handlers"),
@@ -136,7 +137,13 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
             let error_ref =
                 json!({"$ref": format!("#/components/schemas/{}", error_schema_name(surface))});
             for (status, response) in responses.iter_mut() {
-                if status.starts_with('4') || status.starts_with('5') {
+                // A handler that documents a body of its own for an error status keeps it (the
+                // reporting health's 503 is its health report, see `error::OwnBody`).
+                let own_body = response
+                    .get("content")
+                    .and_then(Value::as_object)
+                    .is_some_and(|content| !content.is_empty());
+                if (status.starts_with('4') || status.starts_with('5')) && !own_body {
                     response["content"] = json!({"application/json": {"schema": error_ref}});
                 }
             }

@@ -25,16 +25,32 @@ pub struct Shared {
     pub monitor: Monitor,
     /// Management's villa reads by id and list page, batched across concurrent requests.
     pub villa_reads: domain::villas::VillaReads,
+    /// The PMS, which the reporting health probes (at most once a minute across replicas);
+    /// `None` when `PMS_CLIENT_ID` and `PMS_CLIENT_SECRET` are not set.
+    pub pms: Option<jobs::pms::PmsClient>,
+    /// The reporting surface's rate limits and answer cache, in Redis (shared by every replica).
+    pub reporting: crate::reporting::Reporting,
     pub core: CoreSettings,
     pub api: ApiSettings,
 }
 
 impl Shared {
     pub fn new(pool: PgPool, queues: JobQueues, core: CoreSettings, api: ApiSettings) -> Self {
+        let cipher = FieldCipher::new(&core.data_encryption_key);
+        let pms = jobs::pms::PmsClient::new(
+            &core.pms,
+            pool.clone(),
+            queues.connection(),
+            &core.redis_prefix,
+            cipher.clone(),
+            reqwest::Client::new(),
+        );
         Self {
+            reporting: crate::reporting::Reporting::new(queues.connection(), &core.redis_prefix),
+            pms,
             queues,
             verifier: JwksVerifier::new(api.auth.clone()),
-            cipher: FieldCipher::new(&core.data_encryption_key),
+            cipher,
             store: DocumentStore::from_settings(&core),
             monitor: Monitor::new(api.slow_request),
             villa_reads: domain::villas::VillaReads::new(pool.clone()),

@@ -130,6 +130,7 @@ const PUBLIC: &[&str] = &[
     "/dev/jwks.json",
     "/api/photos-enhanced/public/{id}",
     "/api/photos-enhanced/thumbnail/{id}",
+    "/reporting/health",
 ];
 
 /// What the route `path` (as registered, e.g. `/management/villas/{id}`) needs for `method`.
