@@ -1,9 +1,10 @@
 //! Test support: the app on a random port over its own database ([`TestApp`]), a loopback
 //! identity provider ([`TestIdp`]), private `redis-server` processes ([`RedisServer`]) and
-//! in-process workers ([`TestWorker`]).
+//! in-process workers ([`TestWorker`]); the fake PMS and the sync helpers are in [`pms`].
 
 pub mod idp;
 pub mod openapi_check;
+pub mod pms;
 pub mod redis_server;
 pub mod worker;
 
@@ -53,6 +54,8 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
         },
         stock_alerts: domain::settings::StockAlertSettings { expiry_days: 30 },
         business_time_zone: domain::clock::BusinessZone::default(),
+        // Not configured: only the tests of the PMS sync point it at a fake (`pms::settings_for`).
+        pms: domain::settings::PmsSettings::default(),
     }
 }
 
@@ -75,6 +78,11 @@ pub struct TestAppOptions {
     pub doc: Option<utoipa::openapi::OpenApi>,
     /// `BUSINESS_TIME_ZONE` of the API and of the workers [`TestApp::worker`] starts.
     pub business_time_zone: domain::clock::BusinessZone,
+    /// The PMS of the API and of the workers [`TestApp::worker`] starts (None: not configured).
+    pub pms: Option<domain::settings::PmsSettings>,
+    /// The Redis key prefix (None: one of its own). Two apps given the same prefix over the same
+    /// database act as two replicas of one platform: they share rate limits and caches.
+    pub redis_prefix: Option<String>,
 }
 
 impl Default for TestAppOptions {
@@ -89,6 +97,8 @@ impl Default for TestAppOptions {
             dev_key: None,
             doc: None,
             business_time_zone: domain::clock::BusinessZone::default(),
+            pms: None,
+            redis_prefix: None,
         }
     }
 }
@@ -115,12 +125,15 @@ impl TestApp {
     pub async fn spawn_with(pool: PgPool, options: TestAppOptions) -> TestApp {
         init_logs();
         let idp = TestIdp::start().await;
-        let prefix = unique_prefix();
+        let prefix = options.redis_prefix.unwrap_or_else(unique_prefix);
         let mut core = core_settings(&options.redis_url, &prefix);
         if options.development {
             core.app_env = domain::settings::AppEnv::Development;
         }
         core.business_time_zone = options.business_time_zone;
+        if let Some(pms) = options.pms {
+            core.pms = pms;
+        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let auth = match &options.dev_key {
@@ -209,6 +222,11 @@ impl TestApp {
             .send()
             .await
             .unwrap()
+    }
+
+    /// A connection to this app's Redis (keys under `self.core.redis_prefix`).
+    pub fn redis(&self) -> redis::aio::ConnectionManager {
+        self.queues.connection()
     }
 
     /// A worker over this app's database and Redis queues.

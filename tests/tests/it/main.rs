@@ -16,4 +16,6 @@ mod management_villas;
 mod onboarding;
 mod pipeline;
 mod planned_maintenance;
+mod reporting_reads;
+mod reporting_sync;
 mod uploads;

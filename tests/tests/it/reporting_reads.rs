@@ -1,0 +1,1396 @@
+//! The reading side of `/reporting`: listings with their 30-day metrics, the villa link made by
+//! hand, reservations, health in each state, and what every API replica shares through Redis
+//! (rate limits per caller, the answer cache and its invalidation), with 401/403 and bad input on
+//! every route. Rows are put in place with SQL where a test needs exact dates and names, or
+//! synced from the fake PMS where the test is about the PMS.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDate, TimeDelta};
+use reqwest::{
+    Method,
+    header::{self, HeaderMap},
+};
+use rust_decimal::Decimal;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use tests::{RedisServer, TestApp, TestAppOptions, eventually, json as read_json};
+use uuid::Uuid;
+
+use crate::auth::assert_error_shape;
+use crate::management_villas::{create_villa, send};
+
+/// A listing as a sync would have stored it.
+async fn insert_listing(pool: &PgPool, pms_id: i64, name: &str, status: &str) -> Uuid {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO pms_listings (id, pms_id, name, status, bedrooms, location, currency,
+                                   internal_name, raw, synced_at)
+         VALUES ($1, $2, $3, $4, 3, 'Canggu, Indonesia', 'USD', NULL, $5, now())",
+    )
+    .bind(id)
+    .bind(pms_id)
+    .bind(name)
+    .bind(status)
+    .bind(json!({"id": pms_id, "name": name}))
+    .execute(pool)
+    .await
+    .unwrap();
+    id
+}
+
+/// A reservation as a sync would have stored it.
+struct Stay {
+    pms_id: i64,
+    listing_pms_id: Option<i64>,
+    check_in: NaiveDate,
+    nights: i32,
+    status: &'static str,
+    channel: &'static str,
+    total: Decimal,
+}
+
+impl Stay {
+    fn check_out(&self) -> NaiveDate {
+        self.check_in + TimeDelta::days(i64::from(self.nights))
+    }
+
+    /// Tax 10 %, channel commission 5 %: the net is what remains.
+    fn tax(&self) -> Decimal {
+        (self.total * Decimal::new(10, 2)).round_dp(2)
+    }
+
+    fn commission(&self) -> Decimal {
+        (self.total * Decimal::new(5, 2)).round_dp(2)
+    }
+
+    fn net(&self) -> Decimal {
+        self.total - self.tax() - self.commission()
+    }
+}
+
+/// A Hostaway status that maps to `status` (what a sync would have kept beside it).
+fn pms_status_of(status: &str) -> &'static str {
+    match status {
+        "CONFIRMED" => "new",
+        "PENDING" => "pending",
+        "CANCELLED" => "cancelled",
+        "OWNER_STAY" => "ownerStay",
+        "INQUIRY" => "inquiry",
+        "DECLINED" => "declined",
+        "EXPIRED" => "expired",
+        _ => "somethingElse",
+    }
+}
+
+async fn insert_stay(pool: &PgPool, s: &Stay) -> Uuid {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO pms_reservations (id, pms_id, listing_pms_id, guest_name, check_in, check_out,
+                                       nights, channel, channel_id, channel_name, total_amount,
+                                       net_amount, tax_amount, channel_commission,
+                                       hostaway_commission, currency, status, pms_status, raw,
+                                       synced_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11, $12, $13, 0, 'USD', $14, $15,
+                 $16, now())",
+    )
+    .bind(id)
+    .bind(s.pms_id)
+    .bind(s.listing_pms_id)
+    .bind(format!("Guest {}", s.pms_id))
+    .bind(s.check_in)
+    .bind(s.check_out())
+    .bind(s.nights)
+    .bind(s.channel)
+    .bind(s.channel.to_lowercase())
+    .bind(s.total)
+    .bind(s.net())
+    .bind(s.tax())
+    .bind(s.commission())
+    .bind(s.status)
+    .bind(pms_status_of(s.status))
+    .bind(json!({"id": s.pms_id, "listingMapId": s.listing_pms_id}))
+    .execute(pool)
+    .await
+    .unwrap();
+    id
+}
+
+/// A sync run that finished `hours_ago` hours ago with `status`.
+async fn insert_finished_run(pool: &PgPool, status: &str, hours_ago: i32) -> Uuid {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO pms_sync_runs (id, kind, entities, status, triggered_by, started_at, finished_at)
+         VALUES ($1, 'full', ARRAY['listings', 'reservations'], $2, 'test',
+                 now() - make_interval(hours => $3, mins => 5), now() - make_interval(hours => $3))",
+    )
+    .bind(id)
+    .bind(status)
+    .bind(hours_ago)
+    .execute(pool)
+    .await
+    .unwrap();
+    id
+}
+
+/// A valid token for `role` whose subject (the caller the rate limits count) is `subject`.
+fn token_as(app: &TestApp, role: &str, subject: &str) -> String {
+    let mut claims = app.idp.claims(&[role]);
+    claims["sub"] = json!(subject);
+    app.idp.sign("k1", &claims)
+}
+
+/// A token of a caller of its own, so that a test's sync-class calls (5 a minute) do not add up.
+fn fresh_token(app: &TestApp, role: &str) -> String {
+    token_as(app, role, &format!("caller-{}", Uuid::new_v4().simple()))
+}
+
+async fn call(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> (u16, Value) {
+    let mut req = app.http.request(method, app.url(path));
+    if let Some(token) = token {
+        req = req.bearer_auth(token);
+    }
+    if let Some(body) = body {
+        req = req.json(body);
+    }
+    read_json(req.send().await.unwrap()).await
+}
+
+async fn get(app: &TestApp, path: &str, role: &str) -> (u16, Value) {
+    read_json(app.get(path, role).await).await
+}
+
+/// A GET as `role`, with its headers and its body as sent.
+async fn fetch(app: &TestApp, path: &str, role: &str) -> (u16, HeaderMap, String) {
+    let res = app.get(path, role).await;
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    (status, headers, res.text().await.unwrap())
+}
+
+fn header_of<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Asserts a reporting error answer (`{error: {code, message, retryAfter: null}}`) with
+/// `status` and `code`; returns its message.
+fn problem(answer: &(u16, Value), status: u16, code: &str) -> String {
+    let (actual, body) = answer;
+    assert_eq!(*actual, status, "{body}");
+    assert_error_shape("reporting", body, status, code);
+    assert!(body["error"]["retryAfter"].is_null(), "{body}");
+    body["error"]["message"].as_str().unwrap().to_owned()
+}
+
+/// A JSON number as a decimal (money and percentages are JSON numbers).
+fn dec(v: &Value) -> Decimal {
+    assert!(v.is_number(), "not a JSON number: {v}");
+    v.to_string()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a decimal: {v}"))
+}
+
+fn names(page: &Value) -> Vec<String> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data in {page}"))
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn ids(page: &Value) -> Vec<Uuid> {
+    page["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data in {page}"))
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn listings_are_paged_ordered_by_name_and_filtered(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    // Ordered case-insensitively by name: the first 21, whose order no collation can dispute.
+    let mut ordered: Vec<String> = ["alpha", "Bravo", "CHARLIE", "delta"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    ordered.extend((1..=17).map(|n| format!("Villa {n:02}")));
+    // Inserted in reverse, so that the answer's order is not the insertion order.
+    for (i, name) in ordered.iter().enumerate().rev() {
+        let status = if name == "delta" {
+            "INACTIVE"
+        } else {
+            "ACTIVE"
+        };
+        insert_listing(&pool, 100 + i as i64, name, status).await;
+    }
+    // A `%` in a search matches itself only, not "anything".
+    insert_listing(&pool, 200, "Zulu 100% View", "ACTIVE").await;
+    insert_listing(&pool, 201, "Zulu 1000 View", "INACTIVE").await;
+
+    let (status, page) = get(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page["pagination"],
+        json!({"page": 1, "limit": 20, "total": 23})
+    );
+    assert_eq!(
+        names(&page),
+        ordered[..20],
+        "ordered by name, 20 by default"
+    );
+    let first = &page["data"][0];
+    assert!(
+        first["id"].as_str().unwrap().parse::<Uuid>().is_ok(),
+        "{first}"
+    );
+    assert_eq!(first["pmsId"], 100, "pmsId is an integer: {first}");
+    assert_eq!(first["status"], "ACTIVE");
+    assert_eq!(first["bedrooms"], 3);
+    assert_eq!(first["location"], "Canggu, Indonesia");
+    assert_eq!(first["currency"], "USD");
+    assert!(first["villaId"].is_null(), "{first}");
+    assert!(
+        DateTime::parse_from_rfc3339(first["lastSyncedAt"].as_str().unwrap()).is_ok(),
+        "{first}"
+    );
+    assert_eq!(dec(&first["metrics"]["revenue"]), Decimal::ZERO);
+    assert_eq!(dec(&first["metrics"]["occupancy"]), Decimal::ZERO);
+    assert_eq!(first["metrics"]["bookings"], 0);
+
+    let (status, page) = get(&app, "/reporting/listings?page=2", "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page["pagination"],
+        json!({"page": 2, "limit": 20, "total": 23})
+    );
+    let second = names(&page);
+    assert_eq!(second.len(), 3, "{page}");
+    assert_eq!(second[0], "Villa 17");
+    assert_eq!(
+        sorted(second[1..].to_vec()),
+        ["Zulu 100% View", "Zulu 1000 View"]
+    );
+    let (_, page) = get(&app, "/reporting/listings?limit=100", "viewer").await;
+    assert_eq!(names(&page)[..21], ordered[..]);
+    let (_, page) = get(&app, "/reporting/listings?page=9&limit=5", "viewer").await;
+    assert_eq!(page["data"], json!([]), "past the end: an empty page");
+    assert_eq!(page["pagination"]["total"], 23);
+
+    // Filters.
+    let (status, page) = get(&app, "/reporting/listings?status=INACTIVE", "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(names(&page), ["delta", "Zulu 1000 View"]);
+    assert_eq!(page["pagination"]["total"], 2);
+    let (_, page) = get(
+        &app,
+        "/reporting/listings?status=ACTIVE&limit=100",
+        "viewer",
+    )
+    .await;
+    assert_eq!(page["pagination"]["total"], 21);
+    assert!(
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["status"] == "ACTIVE"),
+        "{page}"
+    );
+    let (_, page) = get(&app, "/reporting/listings?search=ALPH", "viewer").await;
+    assert_eq!(names(&page), ["alpha"], "search is case-insensitive");
+    let (_, page) = get(&app, "/reporting/listings?search=zULu", "viewer").await;
+    assert_eq!(sorted(names(&page)), ["Zulu 100% View", "Zulu 1000 View"]);
+    let (_, page) = get(&app, "/reporting/listings?search=a%2001", "viewer").await;
+    assert_eq!(names(&page), ["Villa 01"], "any part of the name");
+    let (_, page) = get(&app, "/reporting/listings?search=100%25", "viewer").await;
+    assert_eq!(
+        names(&page),
+        ["Zulu 100% View"],
+        "a % in the search is a literal %"
+    );
+    assert_eq!(page["pagination"]["total"], 1);
+    let (_, page) = get(
+        &app,
+        "/reporting/listings?search=zulu&status=ACTIVE",
+        "viewer",
+    )
+    .await;
+    assert_eq!(names(&page), ["Zulu 100% View"], "filters combine");
+    let (_, page) = get(&app, "/reporting/listings?search=nowhere", "viewer").await;
+    assert_eq!(page["data"], json!([]));
+    assert_eq!(page["pagination"]["total"], 0);
+
+    // Bad parameters: 400 in the reporting shape, naming the parameter.
+    for (query, field) in [
+        ("limit=101", "limit"),
+        ("limit=0", "limit"),
+        ("limit=abc", "limit"),
+        ("page=0", "page"),
+        ("page=-1", "page"),
+    ] {
+        let answer = get(&app, &format!("/reporting/listings?{query}"), "viewer").await;
+        let message = problem(&answer, 400, "VALIDATION_ERROR");
+        assert!(message.contains(field), "{query}: {message}");
+    }
+    let answer = get(&app, "/reporting/listings?status=BOGUS", "viewer").await;
+    let message = problem(&answer, 400, "VALIDATION_ERROR");
+    assert!(
+        message.contains("status") && message.contains("ACTIVE") && message.contains("INACTIVE"),
+        "names the parameter and the accepted values: {message}"
+    );
+}
+
+/// Nights of a stay `[check_in, check_out)` inside the window `[start, end)`.
+fn nights_inside(s: &Stay, start: NaiveDate, end: NaiveDate) -> i64 {
+    let from = s.check_in.max(start);
+    let to = s.check_out().min(end);
+    (to - from).num_days().max(0)
+}
+
+/// The metrics of one listing as the design defines them, computed here from the stays: over the
+/// 30 nights `[today-30, today)`, CONFIRMED stays only; revenue pro rata by night (2 decimals),
+/// occupancy = nights booked / 30 * 100 (1 decimal), bookings = check-ins inside the window.
+fn expected_metrics(stays: &[&Stay], today: NaiveDate) -> (Decimal, Decimal, i64) {
+    let start = today - TimeDelta::days(30);
+    let confirmed: Vec<&&Stay> = stays.iter().filter(|s| s.status == "CONFIRMED").collect();
+    let revenue: Decimal = confirmed
+        .iter()
+        .map(|s| s.total * Decimal::from(nights_inside(s, start, today)) / Decimal::from(s.nights))
+        .sum();
+    let nights: i64 = confirmed
+        .iter()
+        .map(|s| nights_inside(s, start, today))
+        .sum();
+    let occupancy = Decimal::from(nights) / Decimal::from(30) * Decimal::from(100);
+    let bookings = confirmed
+        .iter()
+        .filter(|s| s.check_in >= start && s.check_in < today)
+        .count() as i64;
+    (revenue.round_dp(2), occupancy.round_dp(1), bookings)
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn listing_metrics_cover_the_last_thirty_nights_of_confirmed_stays(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    // The API's business day (UTC in tests), never the database's current_date.
+    let today = domain::clock::BusinessZone::default().today();
+    let day = |offset: i64| today + TimeDelta::days(offset);
+    let busy = insert_listing(&pool, 1, "Villa Busy", "ACTIVE").await;
+    let other = insert_listing(&pool, 2, "Villa Other", "ACTIVE").await;
+    let idle = insert_listing(&pool, 3, "Villa Idle", "ACTIVE").await;
+    let stay = |pms_id: i64, listing: i64, check_in: i64, nights: i32, status, total: i64| Stay {
+        pms_id,
+        listing_pms_id: Some(listing),
+        check_in: day(check_in),
+        nights,
+        status,
+        channel: "AIRBNB",
+        total: Decimal::new(total * 100, 2),
+    };
+    let busy_stays = [
+        // Fully inside: 6 nights, 600.00, one booking.
+        stay(11, 1, -20, 6, "CONFIRMED", 600),
+        // Across the window's start: 7 nights from today-35, of which today-30 and today-29 are
+        // inside: 2/7 of 1000.00 = 285.71, 2 nights, no booking (it checked in before).
+        stay(12, 1, -35, 7, "CONFIRMED", 1000),
+        // Across its end: 4 nights from today-2, today-2 and today-1 inside (the window ends
+        // before today): 200.00, 2 nights, one booking.
+        stay(13, 1, -2, 4, "CONFIRMED", 400),
+        // Not bookings: cancelled, owner stay, pending.
+        stay(14, 1, -10, 3, "CANCELLED", 999),
+        stay(15, 1, -6, 3, "OWNER_STAY", 0),
+        stay(16, 1, -26, 2, "PENDING", 500),
+        // Not yet.
+        stay(17, 1, 3, 3, "CONFIRMED", 700),
+        // Long past.
+        stay(18, 1, -60, 5, "CONFIRMED", 800),
+    ];
+    // Another listing's stay counts for it alone: 1 of 2 nights inside, 150.00.
+    let other_stays = [stay(21, 2, -1, 2, "CONFIRMED", 300)];
+    for s in busy_stays.iter().chain(&other_stays) {
+        insert_stay(&pool, s).await;
+    }
+
+    let busy_expected = expected_metrics(&busy_stays.iter().collect::<Vec<_>>(), today);
+    // Worked by hand: 600 + 1000 * 2/7 + 400 * 2/4; (6 + 2 + 2) / 30 nights; 2 check-ins.
+    assert_eq!(
+        busy_expected,
+        (Decimal::new(108571, 2), Decimal::new(333, 1), 2)
+    );
+    let other_expected = expected_metrics(&other_stays.iter().collect::<Vec<_>>(), today);
+    assert_eq!(
+        other_expected,
+        (Decimal::new(15000, 2), Decimal::new(33, 1), 1)
+    );
+
+    let check = |listing: &Value, (revenue, occupancy, bookings): (Decimal, Decimal, i64)| {
+        let m = &listing["metrics"];
+        assert_eq!(dec(&m["revenue"]), revenue, "revenue of {listing}");
+        assert_eq!(dec(&m["occupancy"]), occupancy, "occupancy of {listing}");
+        assert_eq!(
+            m["bookings"].as_i64(),
+            Some(bookings),
+            "bookings of {listing}"
+        );
+    };
+    let (status, page) = get(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(names(&page), ["Villa Busy", "Villa Idle", "Villa Other"]);
+    check(&page["data"][0], busy_expected);
+    check(&page["data"][1], (Decimal::ZERO, Decimal::ZERO, 0));
+    check(&page["data"][2], other_expected);
+
+    // The single listing carries the same figures.
+    for (id, expected) in [
+        (busy, busy_expected),
+        (other, other_expected),
+        (idle, (Decimal::ZERO, Decimal::ZERO, 0)),
+    ] {
+        let (status, listing) = get(&app, &format!("/reporting/listings/{id}"), "viewer").await;
+        assert_eq!(status, 200, "{listing}");
+        check(&listing, expected);
+    }
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_listing_is_read_and_linked_to_a_villa_by_hand(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let listing = insert_listing(&pool, 501, "Villa Sunset PMS", "ACTIVE").await;
+    let villa = create_villa(&app, "Villa Sunset").await;
+    let path = format!("/reporting/listings/{listing}");
+
+    let (status, body) = get(&app, &path, "viewer").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["id"], listing.to_string());
+    assert_eq!(body["pmsId"], 501);
+    assert_eq!(body["name"], "Villa Sunset PMS");
+    assert_eq!(body["status"], "ACTIVE");
+    assert_eq!(body["bedrooms"], 3);
+    assert_eq!(body["location"], "Canggu, Indonesia");
+    assert_eq!(body["currency"], "USD");
+    assert!(body["villaId"].is_null(), "{body}");
+    assert!(body["lastSyncedAt"].is_string(), "{body}");
+    assert!(body["metrics"].is_object(), "{body}");
+
+    let missing = Uuid::now_v7();
+    let answer = get(&app, &format!("/reporting/listings/{missing}"), "viewer").await;
+    problem(&answer, 404, "NOT_FOUND");
+    let answer = get(&app, "/reporting/listings/not-a-uuid", "viewer").await;
+    problem(&answer, 400, "VALIDATION_ERROR");
+
+    // Linked by hand.
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"villaId": villa})),
+    )
+    .await;
+    assert!(status == 200 || status == 204, "{status} {body}");
+    if status == 200 {
+        assert_eq!(body["villaId"], villa.to_string(), "{body}");
+    }
+    let (_, body) = get(&app, &path, "viewer").await;
+    assert_eq!(body["villaId"], villa.to_string(), "{body}");
+    let (_, page) = get(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(page["data"][0]["villaId"], villa.to_string(), "{page}");
+    let by_hand: bool =
+        sqlx::query_scalar("SELECT villa_linked_by_hand FROM pms_listings WHERE id = $1")
+            .bind(listing)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert!(by_hand, "a link made by hand survives later syncs");
+
+    // Bad links: nothing changes.
+    let answer = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"villaId": Uuid::now_v7()})),
+    )
+    .await;
+    let message = problem(&answer, 400, "VALIDATION_ERROR");
+    assert!(message.contains("villaId"), "{message}");
+    let answer = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"villaId": 5})),
+    )
+    .await;
+    let message = problem(&answer, 400, "VALIDATION_ERROR");
+    assert!(message.contains("villaId"), "{message}");
+    let answer = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"villaId": "not-a-uuid"})),
+    )
+    .await;
+    problem(&answer, 400, "VALIDATION_ERROR");
+    let answer = send(
+        &app,
+        Method::PATCH,
+        &format!("/reporting/listings/{missing}"),
+        "manager",
+        Some(json!({"villaId": villa})),
+    )
+    .await;
+    problem(&answer, 404, "NOT_FOUND");
+    let answer = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "viewer",
+        Some(json!({"villaId": null})),
+    )
+    .await;
+    problem(&answer, 403, "FORBIDDEN");
+    let answer = call(
+        &app,
+        Method::PATCH,
+        &path,
+        None,
+        Some(&json!({"villaId": null})),
+    )
+    .await;
+    problem(&answer, 401, "UNAUTHORIZED");
+    let (_, body) = get(&app, &path, "viewer").await;
+    assert_eq!(body["villaId"], villa.to_string(), "{body}");
+
+    // Unlinked by hand: null.
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"villaId": null})),
+    )
+    .await;
+    assert!(status == 200 || status == 204, "{status} {body}");
+    let (_, body) = get(&app, &path, "viewer").await;
+    assert!(body["villaId"].is_null(), "{body}");
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn reservations_are_paged_newest_first_and_filtered(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let amber = insert_listing(&pool, 701, "Villa Amber", "ACTIVE").await;
+    insert_listing(&pool, 702, "Villa Birch", "ACTIVE").await;
+    let date = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    let stay = |pms_id: i64, listing: Option<i64>, check_in: &str, nights, status, channel| Stay {
+        pms_id,
+        listing_pms_id: listing,
+        check_in: date(check_in),
+        nights,
+        status,
+        channel,
+        total: Decimal::new(30000 + pms_id, 2),
+    };
+    let stays = [
+        stay(1, Some(701), "2025-03-01", 3, "CONFIRMED", "AIRBNB"),
+        stay(2, Some(701), "2025-03-05", 2, "CANCELLED", "BOOKING_COM"),
+        stay(3, Some(702), "2025-03-05", 3, "CONFIRMED", "AIRBNB"),
+        stay(4, Some(702), "2025-03-10", 2, "PENDING", "VRBO"),
+        // Its listing has not arrived (yet): listing null.
+        stay(5, Some(9999), "2025-02-20", 2, "CONFIRMED", "DIRECT"),
+        stay(6, Some(701), "2025-03-15", 5, "OWNER_STAY", "DIRECT"),
+    ];
+    let mut rows: Vec<(NaiveDate, Uuid, i64)> = Vec::new();
+    for s in &stays {
+        rows.push((s.check_in, insert_stay(&pool, s).await, s.pms_id));
+    }
+    // Newest check-in first, then id (descending) between equal check-ins.
+    rows.sort_by_key(|r| std::cmp::Reverse((r.0, r.1)));
+    let id_of = |pms_id: i64| rows.iter().find(|r| r.2 == pms_id).unwrap().1;
+    let in_order = |pms_ids: &[i64]| -> Vec<Uuid> {
+        rows.iter()
+            .filter(|r| pms_ids.contains(&r.2))
+            .map(|r| r.1)
+            .collect()
+    };
+
+    let (status, page) = get(&app, "/reporting/reservations", "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        page["pagination"],
+        json!({"page": 1, "limit": 20, "total": 6})
+    );
+    assert_eq!(ids(&page), in_order(&[1, 2, 3, 4, 5, 6]));
+    let (_, page) = get(&app, "/reporting/reservations?limit=2", "viewer").await;
+    assert_eq!(ids(&page), in_order(&[6, 4]));
+    assert_eq!(
+        page["pagination"],
+        json!({"page": 1, "limit": 2, "total": 6})
+    );
+    let (_, page) = get(&app, "/reporting/reservations?limit=2&page=3", "viewer").await;
+    assert_eq!(ids(&page), in_order(&[1, 5]));
+    let (_, page) = get(&app, "/reporting/reservations?limit=2&page=4", "viewer").await;
+    assert_eq!(page["data"], json!([]));
+
+    // The fields of a reservation in the list.
+    let (_, page) = get(&app, "/reporting/reservations?channel=AIRBNB", "viewer").await;
+    assert_eq!(ids(&page), in_order(&[1, 3]));
+    let first = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["pmsId"] == 1)
+        .unwrap()
+        .clone();
+    assert_eq!(first["guestName"], "Guest 1");
+    assert_eq!(
+        first["listing"],
+        json!({"id": amber, "name": "Villa Amber"})
+    );
+    assert_eq!(first["listingPmsId"], 701);
+    assert_eq!(first["checkIn"], "2025-03-01");
+    assert_eq!(first["checkOut"], "2025-03-04");
+    assert_eq!(first["nights"], 3);
+    assert_eq!(first["channel"], "AIRBNB");
+    assert_eq!(first["channelName"], "airbnb");
+    assert_eq!(dec(&first["totalAmount"]), stays[0].total);
+    assert_eq!(dec(&first["netAmount"]), stays[0].net());
+    assert_eq!(first["currency"], "USD");
+    assert_eq!(first["status"], "CONFIRMED");
+
+    // Filters, alone and together.
+    for (query, expected) in [
+        (format!("listingId={amber}"), in_order(&[1, 2, 6])),
+        ("status=CANCELLED".to_owned(), in_order(&[2])),
+        ("status=CONFIRMED".to_owned(), in_order(&[1, 3, 5])),
+        ("channel=DIRECT".to_owned(), in_order(&[5, 6])),
+        (
+            format!("listingId={amber}&status=CONFIRMED"),
+            in_order(&[1]),
+        ),
+        // startDate and endDate bound the check-in, both inclusive.
+        (
+            "startDate=2025-03-05&endDate=2025-03-10".to_owned(),
+            in_order(&[2, 3, 4]),
+        ),
+        ("startDate=2025-03-05".to_owned(), in_order(&[2, 3, 4, 6])),
+        ("endDate=2025-03-01".to_owned(), in_order(&[1, 5])),
+        (
+            "startDate=2025-03-02&endDate=2025-03-04".to_owned(),
+            Vec::new(),
+        ),
+        (format!("listingId={}", Uuid::now_v7()), Vec::new()),
+    ] {
+        let (status, page) = get(&app, &format!("/reporting/reservations?{query}"), "viewer").await;
+        assert_eq!(status, 200, "{query}: {page}");
+        assert_eq!(ids(&page), expected, "{query}");
+        assert_eq!(
+            page["pagination"]["total"].as_u64(),
+            Some(expected.len() as u64),
+            "{query}"
+        );
+    }
+
+    // Bad filters: 400 naming the parameter.
+    for (query, named) in [
+        ("status=NOPE", &["status", "CONFIRMED"][..]),
+        ("channel=MYSPACE", &["channel", "AIRBNB"][..]),
+        ("startDate=2025-13-01", &["startDate"][..]),
+        ("endDate=2025-02-30", &["endDate"][..]),
+        ("startDate=01/03/2025", &["startDate"][..]),
+        ("listingId=not-a-uuid", &["listingId"][..]),
+        ("limit=101", &["limit"][..]),
+        ("page=0", &["page"][..]),
+    ] {
+        let answer = get(&app, &format!("/reporting/reservations?{query}"), "viewer").await;
+        let message = problem(&answer, 400, "VALIDATION_ERROR");
+        for &word in named {
+            assert!(message.contains(word), "{query}: {message}");
+        }
+    }
+    let answer = get(
+        &app,
+        "/reporting/reservations?startDate=2025-03-10&endDate=2025-03-01",
+        "viewer",
+    )
+    .await;
+    problem(&answer, 400, "VALIDATION_ERROR");
+
+    // One reservation.
+    let one = id_of(1);
+    let (status, body) = get(&app, &format!("/reporting/reservations/{one}"), "viewer").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["id"], one.to_string());
+    assert_eq!(body["pmsId"], 1);
+    assert_eq!(body["listing"]["id"], amber.to_string());
+    assert_eq!(body["checkIn"], "2025-03-01");
+    assert_eq!(dec(&body["totalAmount"]), stays[0].total);
+    assert_eq!(dec(&body["netAmount"]), stays[0].net());
+    assert_eq!(dec(&body["taxAmount"]), stays[0].tax());
+    assert_eq!(dec(&body["channelCommissionAmount"]), stays[0].commission());
+    assert_eq!(dec(&body["hostawayCommissionAmount"]), Decimal::ZERO);
+    assert_eq!(body["pmsStatus"], "new");
+    let orphan = id_of(5);
+    let (status, body) = get(&app, &format!("/reporting/reservations/{orphan}"), "viewer").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["listing"].is_null(), "{body}");
+    assert_eq!(body["listingPmsId"], 9999);
+    let answer = get(
+        &app,
+        &format!("/reporting/reservations/{}", Uuid::now_v7()),
+        "viewer",
+    )
+    .await;
+    problem(&answer, 404, "NOT_FOUND");
+    let answer = get(&app, "/reporting/reservations/not-a-uuid", "viewer").await;
+    problem(&answer, 400, "VALIDATION_ERROR");
+}
+
+/// The rate-limit headers of an answer: (limit, remaining, reset).
+fn limits(headers: &HeaderMap) -> (u64, u64, u64) {
+    let read = |name: &str| -> u64 {
+        header_of(headers, name)
+            .unwrap_or_else(|| panic!("no {name} header in {headers:?}"))
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} is not a whole number: {headers:?}"))
+    };
+    (
+        read("ratelimit-limit"),
+        read("ratelimit-remaining"),
+        read("ratelimit-reset"),
+    )
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn rate_limits_are_per_caller_and_shared_by_two_api_processes(pool: PgPool) {
+    // Two API processes of one platform: one database, one Redis prefix.
+    let prefix = tests::unique_prefix();
+    let replica = || TestAppOptions {
+        redis_prefix: Some(prefix.clone()),
+        ..Default::default()
+    };
+    let a = TestApp::spawn_with(pool.clone(), replica()).await;
+    let b = TestApp::spawn_with(pool.clone(), replica()).await;
+    // Both apps' tokens name the same subject (their providers sign `sub: user-1`).
+    let subject = |app: &TestApp| token_as(app, "viewer", "user-1");
+    let runs = "/reporting/sync/runs";
+    let send_as = |app: &TestApp, token: String, path: &'static str| {
+        app.http.get(app.url(path)).bearer_auth(token).send()
+    };
+
+    // Sync routes: 5 a minute, counted across both processes.
+    for (i, app) in [&a, &b, &a, &b, &a].into_iter().enumerate() {
+        let res = send_as(app, subject(app), runs).await.unwrap();
+        let headers = res.headers().clone();
+        let (status, body) = read_json(res).await;
+        assert_eq!(status, 200, "call {}: {body}", i + 1);
+        let (limit, remaining, reset) = limits(&headers);
+        assert_eq!(limit, 5);
+        assert_eq!(remaining, 4 - i as u64, "call {}", i + 1);
+        assert!(reset <= 60, "{reset}");
+    }
+    for app in [&b, &a] {
+        let res = send_as(app, subject(app), runs).await.unwrap();
+        let headers = res.headers().clone();
+        let (status, body) = read_json(res).await;
+        assert_eq!(status, 429, "{body}");
+        assert_error_shape("reporting", &body, 429, "RATE_LIMIT_EXCEEDED");
+        let retry_after = body["error"]["retryAfter"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("retryAfter in whole seconds: {body}"));
+        assert!((1..=60).contains(&retry_after), "{body}");
+        assert_eq!(
+            header_of(&headers, "retry-after"),
+            Some(retry_after.to_string().as_str())
+        );
+        let (limit, remaining, _) = limits(&headers);
+        assert_eq!((limit, remaining), (5, 0));
+    }
+
+    // Another caller has a budget of its own, on either process.
+    let res = send_as(&b, token_as(&b, "viewer", "user-2"), runs)
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(limits(res.headers()).0, 5);
+    assert_eq!(limits(res.headers()).1, 4);
+    // And the same caller has one per class: listings 60, everything else 60.
+    for (path, limit) in [("/reporting/listings", 60), ("/reporting/reservations", 60)] {
+        let res = send_as(&a, subject(&a), path).await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(limits(res.headers()).0, limit, "{path}");
+        assert_eq!(limits(res.headers()).1, limit - 1, "{path}");
+    }
+
+    // Health is never limited, with a token or without.
+    for i in 0..70 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        let mut req = app.http.get(app.url("/reporting/health"));
+        if i % 3 != 0 {
+            req = req.bearer_auth(subject(app));
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), 200, "health call {}", i + 1);
+    }
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn with_redis_down_reads_are_served_uncached_and_unlimited(pool: PgPool) {
+    let mut redis = RedisServer::start();
+    let app = TestApp::spawn_with(
+        pool.clone(),
+        TestAppOptions {
+            redis_url: redis.url(),
+            ..Default::default()
+        },
+    )
+    .await;
+    insert_listing(&pool, 1, "Villa Amber", "ACTIVE").await;
+    let (status, headers, _) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(status, 200);
+    assert_eq!(header_of(&headers, "x-cache"), Some("MISS"));
+    let (_, headers, _) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(
+        header_of(&headers, "x-cache"),
+        Some("HIT"),
+        "Redis up: cached"
+    );
+
+    redis.stop();
+    for i in 0..3 {
+        let started = Instant::now();
+        let (status, headers, body) = fetch(&app, "/reporting/listings", "viewer").await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(header_of(&headers, "x-cache"), Some("MISS"), "call {i}");
+        assert!(body.contains("Villa Amber"), "{body}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "call {i} took {:?}",
+            started.elapsed()
+        );
+    }
+    // Sync routes allow 5 a minute; with Redis down nothing is counted.
+    for i in 0..7 {
+        let started = Instant::now();
+        let (status, body) = get(&app, "/reporting/sync/runs", "viewer").await;
+        assert_eq!(status, 200, "call {}: {body}", i + 1);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "call {} took {:?}",
+            i + 1,
+            started.elapsed()
+        );
+    }
+    let (status, health) = read_json(app.get_anonymous("/reporting/health").await).await;
+    assert_eq!(status, 200, "{health}");
+    assert_eq!(health["redis"], "disconnected", "{health}");
+    assert_eq!(health["status"], "degraded", "{health}");
+    assert_eq!(health["database"], "connected", "{health}");
+    assert_eq!(health["pms"], "not_configured", "{health}");
+
+    // Redis back (empty): caching resumes on its own.
+    redis.restart();
+    let resumed = eventually(Duration::from_secs(20), || async {
+        let (status, _, _) = fetch(&app, "/reporting/listings", "viewer").await;
+        assert_eq!(status, 200);
+        let (_, headers, _) = fetch(&app, "/reporting/listings", "viewer").await;
+        (header_of(&headers, "x-cache") == Some("HIT")).then_some(())
+    })
+    .await;
+    assert!(
+        resumed.is_some(),
+        "caching did not resume within 20 s of Redis' return"
+    );
+    let (_, health) = read_json(app.get_anonymous("/reporting/health").await).await;
+    assert_eq!(health["redis"], "connected", "{health}");
+    assert_eq!(health["status"], "healthy", "{health}");
+}
+
+/// The cache entries in Redis whose key contains every one of `parts`.
+async fn cache_keys(app: &TestApp, parts: &[&str]) -> Vec<String> {
+    let mut redis = app.redis();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}:reporting:cache:*", app.core.redis_prefix))
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    keys.into_iter()
+        .filter(|k| parts.iter().all(|p| k.contains(p)))
+        .collect()
+}
+
+async fn ttl(app: &TestApp, key: &str) -> i64 {
+    let mut redis = app.redis();
+    redis::cmd("TTL")
+        .arg(key)
+        .query_async(&mut redis)
+        .await
+        .unwrap()
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn reads_are_cached_until_invalidated_and_expire(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let amber = insert_listing(&pool, 801, "Villa Amber", "ACTIVE").await;
+    let birch = insert_listing(&pool, 802, "Villa Birch", "ACTIVE").await;
+    insert_stay(
+        &pool,
+        &Stay {
+            pms_id: 1,
+            listing_pms_id: Some(801),
+            check_in: NaiveDate::from_ymd_opt(2025, 3, 1).unwrap(),
+            nights: 3,
+            status: "CONFIRMED",
+            channel: "AIRBNB",
+            total: Decimal::new(30000, 2),
+        },
+    )
+    .await;
+    let cache_of = |headers: &HeaderMap| header_of(headers, "x-cache").map(str::to_owned);
+
+    let (status, headers, first) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
+    let (status, headers, again) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(status, 200);
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+    assert_eq!(again, first, "a hit answers the stored body");
+    // Keyed by route and query, not by caller.
+    let (_, headers, _) = fetch(&app, "/reporting/listings", "manager").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+
+    let one = format!("/reporting/listings/{amber}");
+    // Another query is another entry; the order of the parameters does not matter, empty ones
+    // are dropped.
+    for (path, expected) in [
+        ("/reporting/listings?limit=5", "MISS"),
+        ("/reporting/listings?limit=5", "HIT"),
+        ("/reporting/listings?limit=5&search=", "HIT"),
+        ("/reporting/listings?page=1&limit=5", "MISS"),
+        ("/reporting/listings?limit=5&page=1", "HIT"),
+        ("/reporting/reservations", "MISS"),
+        ("/reporting/reservations", "HIT"),
+        (one.as_str(), "MISS"),
+        (one.as_str(), "HIT"),
+    ] {
+        let (status, headers, body) = fetch(&app, path, "viewer").await;
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(cache_of(&headers).as_deref(), Some(expected), "{path}");
+    }
+    // Errors are not cached.
+    for _ in 0..2 {
+        let (status, headers, _) = fetch(&app, "/reporting/listings?limit=500", "viewer").await;
+        assert_eq!(status, 400);
+        assert_ne!(cache_of(&headers).as_deref(), Some("HIT"));
+    }
+
+    // A change the API did not make is not seen while the entry holds...
+    sqlx::query("UPDATE pms_listings SET name = 'Villa Amber Renamed' WHERE id = $1")
+        .bind(amber)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (_, headers, body) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+    assert_eq!(body, first, "still the cached answer");
+    // ...until the cache is invalidated (what a completed sync does).
+    jobs::reporting_cache::invalidate(&app.redis(), &app.core.redis_prefix)
+        .await
+        .expect("invalidated");
+    for path in [
+        "/reporting/listings",
+        "/reporting/listings?limit=5",
+        "/reporting/reservations",
+    ] {
+        let (_, headers, body) = fetch(&app, path, "viewer").await;
+        assert_eq!(cache_of(&headers).as_deref(), Some("MISS"), "{path}");
+        assert!(body.contains("Villa Amber Renamed"), "{path}: {body}");
+    }
+    let (_, headers, _) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+
+    // Linking a listing to a villa invalidates too.
+    sqlx::query("UPDATE pms_listings SET name = 'Villa Birch Renamed' WHERE id = $1")
+        .bind(birch)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (_, headers, body) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+    assert!(!body.contains("Villa Birch Renamed"), "{body}");
+    let villa = create_villa(&app, "Villa Sunset").await;
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/reporting/listings/{amber}"),
+        "manager",
+        Some(json!({"villaId": villa})),
+    )
+    .await;
+    assert!(status == 200 || status == 204, "{status} {body}");
+    let (_, headers, body) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
+    assert!(body.contains("Villa Birch Renamed"), "{body}");
+    assert!(body.contains(&villa.to_string()), "{body}");
+    let (_, headers, body) = fetch(&app, &one, "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
+    assert!(body.contains(&villa.to_string()), "{body}");
+
+    // Expiry: listings 10 minutes, reservations 2, set when the entry is stored.
+    let (_, headers, _) = fetch(&app, "/reporting/listings?limit=7", "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
+    let keys = cache_keys(&app, &["listings", "limit=7"]).await;
+    assert_eq!(keys.len(), 1, "one entry for the query: {keys:?}");
+    let left = ttl(&app, &keys[0]).await;
+    assert!((591..=600).contains(&left), "listings entry TTL {left}");
+    let (_, headers, _) = fetch(&app, "/reporting/reservations?limit=7", "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
+    let keys = cache_keys(&app, &["reservations", "limit=7"]).await;
+    assert_eq!(keys.len(), 1, "one entry for the query: {keys:?}");
+    let left = ttl(&app, &keys[0]).await;
+    assert!((111..=120).contains(&left), "reservations entry TTL {left}");
+}
+
+/// `GET /reporting/health` without a token.
+async fn health(app: &TestApp) -> Value {
+    let (status, body) = read_json(app.get_anonymous("/reporting/health").await).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        DateTime::parse_from_rfc3339(body["timestamp"].as_str().unwrap()).is_ok(),
+        "{body}"
+    );
+    body
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn health_without_a_pms_is_healthy_and_says_not_configured(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let body = health(&app).await;
+    assert_eq!(body["status"], "healthy", "{body}");
+    assert_eq!(body["database"], "connected", "{body}");
+    assert_eq!(body["redis"], "connected", "{body}");
+    assert_eq!(body["pms"], "not_configured", "{body}");
+    assert!(body["lastSync"].is_null(), "{body}");
+
+    // lastSync is the run that finished last, whatever its outcome.
+    insert_finished_run(&pool, "COMPLETED", 2).await;
+    let failed = insert_finished_run(&pool, "FAILED", 1).await;
+    let body = health(&app).await;
+    assert_eq!(body["lastSync"]["syncId"], failed.to_string(), "{body}");
+    assert_eq!(body["lastSync"]["status"], "FAILED", "{body}");
+    assert!(
+        DateTime::parse_from_rfc3339(body["lastSync"]["finishedAt"].as_str().unwrap()).is_ok(),
+        "{body}"
+    );
+    assert_eq!(body["status"], "healthy", "{body}");
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn health_probes_the_pms_at_most_once_a_minute_and_names_the_last_sync(pool: PgPool) {
+    let fake = tests::pms::start_fake().await;
+    // This test is about health and the cache, not Hostaway's limits: let the sync run fast.
+    fake.control.set_limits(None, None);
+    let app = TestApp::spawn_with(
+        pool.clone(),
+        TestAppOptions {
+            pms: Some(tests::pms::settings_for(&fake)),
+            ..Default::default()
+        },
+    )
+    .await;
+
+    // The first health call probes the PMS.
+    let body = health(&app).await;
+    assert_eq!(body["pms"], "connected", "{body}");
+    assert_eq!(body["status"], "healthy", "{body}");
+    assert!(body["lastSync"].is_null(), "{body}");
+    let seen = fake.control.requests().len();
+    assert!(seen >= 1, "the probe reached the PMS");
+    // The next, within a minute, answers from what was recorded.
+    let body = health(&app).await;
+    assert_eq!(body["pms"], "connected", "{body}");
+    assert_eq!(
+        fake.control.requests().len(),
+        seen,
+        "a health call within a minute of the probe asks the PMS nothing"
+    );
+
+    // Cached before the sync...
+    let (_, headers, body) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(header_of(&headers, "x-cache"), Some("MISS"), "{body}");
+    let (_, headers, body) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(header_of(&headers, "x-cache"), Some("HIT"), "{body}");
+    let before: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(before["pagination"]["total"], 0);
+
+    let worker = app.worker(tests::pms::pms_registry());
+    let run = tests::pms::trigger_and_wait(
+        &app,
+        json!({"type": "full", "entities": ["listings", "reservations"]}),
+    )
+    .await;
+    assert_eq!(run["status"], "COMPLETED", "{run}");
+
+    // ...and a completed sync invalidates at once: the listings it brought are read.
+    let (_, headers, body) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(header_of(&headers, "x-cache"), Some("MISS"), "{body}");
+    let after: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        after["pagination"]["total"].as_u64(),
+        Some(fake.control.listings().len() as u64),
+        "{body}"
+    );
+
+    let body = health(&app).await;
+    assert_eq!(body["pms"], "connected", "{body}");
+    assert_eq!(body["status"], "healthy", "{body}");
+    let last = &body["lastSync"];
+    assert_eq!(last["syncId"], run["syncId"], "{body}");
+    assert_eq!(last["status"], "COMPLETED", "{body}");
+    let finished = |v: &Value| {
+        DateTime::parse_from_rfc3339(v.as_str().unwrap_or_else(|| panic!("{v}"))).unwrap()
+    };
+    assert_eq!(finished(&last["finishedAt"]), finished(&run["finishedAt"]));
+    worker.shutdown().await;
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn health_with_a_failing_pms_is_degraded(pool: PgPool) {
+    let fake = tests::pms::start_fake().await;
+    fake.control.set_failing(Some(503));
+    let app = TestApp::spawn_with(
+        pool,
+        TestAppOptions {
+            pms: Some(tests::pms::settings_for(&fake)),
+            ..Default::default()
+        },
+    )
+    .await;
+    let body = health(&app).await;
+    assert_eq!(body["pms"], "disconnected", "{body}");
+    assert_eq!(body["status"], "degraded", "{body}");
+    assert_eq!(body["database"], "connected", "{body}");
+    assert_eq!(body["redis"], "connected", "{body}");
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn every_reporting_route_needs_a_token_and_writes_need_write_access(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let listing = insert_listing(&pool, 1, "Villa Amber", "ACTIVE").await;
+    let reservation = insert_stay(
+        &pool,
+        &Stay {
+            pms_id: 1,
+            listing_pms_id: Some(1),
+            check_in: NaiveDate::from_ymd_opt(2025, 3, 1).unwrap(),
+            nights: 3,
+            status: "CONFIRMED",
+            channel: "AIRBNB",
+            total: Decimal::new(30000, 2),
+        },
+    )
+    .await;
+    let run = insert_finished_run(&pool, "COMPLETED", 1).await;
+    let trigger = json!({"type": "full", "entities": ["listings"]});
+    let link = json!({"villaId": null});
+    let routes: [(Method, String, Option<&Value>); 8] = [
+        (Method::GET, "/reporting/listings".into(), None),
+        (Method::GET, format!("/reporting/listings/{listing}"), None),
+        (
+            Method::PATCH,
+            format!("/reporting/listings/{listing}"),
+            Some(&link),
+        ),
+        (Method::GET, "/reporting/reservations".into(), None),
+        (
+            Method::GET,
+            format!("/reporting/reservations/{reservation}"),
+            None,
+        ),
+        (
+            Method::POST,
+            "/reporting/sync/trigger".into(),
+            Some(&trigger),
+        ),
+        (Method::GET, format!("/reporting/sync/status/{run}"), None),
+        (Method::GET, "/reporting/sync/runs".into(), None),
+    ];
+
+    for (method, path, body) in &routes {
+        for token in [None, Some("not-a-jwt")] {
+            let answer = call(&app, method.clone(), path, token, *body).await;
+            assert_eq!(
+                answer.0, 401,
+                "{method} {path} with {token:?}: {}",
+                answer.1
+            );
+            problem(&answer, 401, "UNAUTHORIZED");
+        }
+        let writes = *method != Method::GET;
+        // Read-only roles may read every route and write none.
+        for role in ["viewer", "staff"] {
+            let token = fresh_token(&app, role);
+            let answer = call(&app, method.clone(), path, Some(&token), *body).await;
+            if writes {
+                problem(&answer, 403, "FORBIDDEN");
+            } else {
+                assert_eq!(answer.0, 200, "{role} {method} {path}: {}", answer.1);
+            }
+        }
+    }
+    // Allowed to write, but there is no PMS to sync from.
+    let token = fresh_token(&app, "admin");
+    let answer = call(
+        &app,
+        Method::POST,
+        "/reporting/sync/trigger",
+        Some(&token),
+        Some(&trigger),
+    )
+    .await;
+    assert_eq!(answer.0, 503, "{}", answer.1);
+    assert_error_shape("reporting", &answer.1, 503, "PMS_NOT_CONFIGURED");
+    // No refused call started a sync (the one run is the one inserted above).
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM pms_sync_runs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 1);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn bad_sync_input_is_400_in_the_reporting_shape(pool: PgPool) {
+    // Configured, so that a bad body is refused for being bad, not for a missing PMS.
+    let fake = tests::pms::start_fake().await;
+    let app = TestApp::spawn_with(
+        pool.clone(),
+        TestAppOptions {
+            pms: Some(tests::pms::settings_for(&fake)),
+            ..Default::default()
+        },
+    )
+    .await;
+    // Each call as a caller of its own: sync routes allow 5 a minute per caller.
+    let trigger = |body: &'static str, content_type: Option<&'static str>| {
+        let mut req = app
+            .http
+            .post(app.url("/reporting/sync/trigger"))
+            .bearer_auth(fresh_token(&app, "admin"))
+            .body(body);
+        if let Some(ct) = content_type {
+            req = req.header(header::CONTENT_TYPE, ct);
+        }
+        async move { read_json(req.send().await.unwrap()).await }
+    };
+    let json_type = Some("application/json");
+
+    let answer = trigger("{}", json_type).await;
+    let message = problem(&answer, 400, "VALIDATION_ERROR");
+    assert!(
+        message.contains("type") && message.contains("entities"),
+        "both missing fields are named: {message}"
+    );
+    // Both wrong.
+    let answer = trigger(r#"{"type": "weekly", "entities": ["guests"]}"#, json_type).await;
+    problem(&answer, 400, "VALIDATION_ERROR");
+    for (body, named) in [
+        (r#"{"type": "full", "entities": []}"#, "entities"),
+        (r#"{"type": "full"}"#, "entities"),
+        (r#"{"entities": ["listings"]}"#, "type"),
+        (r#"{"type": "full", "entities": "listings"}"#, "entities"),
+        (
+            r#"{"type": "full", "entities": ["listings", "guests"]}"#,
+            "entities",
+        ),
+        (r#"{"type": 1, "entities": ["listings"]}"#, "type"),
+    ] {
+        let answer = trigger(body, json_type).await;
+        let message = problem(&answer, 400, "VALIDATION_ERROR");
+        assert!(message.contains(named), "{body}: {message}");
+    }
+    // Not JSON at all.
+    for body in [r#"{"type": "full", "#, "[1, 2]", ""] {
+        let answer = trigger(body, json_type).await;
+        assert_eq!(answer.0, 400, "{body:?}: {}", answer.1);
+        assert!(answer.1["error"]["code"].is_string(), "{}", answer.1);
+        assert_error_shape(
+            "reporting",
+            &answer.1,
+            400,
+            answer.1["error"]["code"].as_str().unwrap(),
+        );
+    }
+    // Not declared as JSON.
+    for content_type in [Some("text/plain"), None] {
+        let answer = trigger(
+            r#"{"type": "full", "entities": ["listings"]}"#,
+            content_type,
+        )
+        .await;
+        assert!(
+            (400..500).contains(&answer.0),
+            "{content_type:?}: {} {}",
+            answer.0,
+            answer.1
+        );
+        let code = answer.1["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert_error_shape("reporting", &answer.1, answer.0, &code);
+    }
+
+    // The other sync routes.
+    let admin = fresh_token(&app, "admin");
+    let answer = call(
+        &app,
+        Method::GET,
+        "/reporting/sync/status/not-a-uuid",
+        Some(&admin),
+        None,
+    )
+    .await;
+    problem(&answer, 400, "VALIDATION_ERROR");
+    let answer = call(
+        &app,
+        Method::GET,
+        &format!("/reporting/sync/status/{}", Uuid::now_v7()),
+        Some(&admin),
+        None,
+    )
+    .await;
+    problem(&answer, 404, "NOT_FOUND");
+    let answer = call(
+        &app,
+        Method::GET,
+        "/reporting/sync/runs?limit=0",
+        Some(&admin),
+        None,
+    )
+    .await;
+    let message = problem(&answer, 400, "VALIDATION_ERROR");
+    assert!(message.contains("limit"), "{message}");
+
+    // Nothing was started by any of it.
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM pms_sync_runs")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(runs, 0);
+    assert_eq!(fake.control.requests().len(), 0, "the PMS was never asked");
+}
