@@ -41,6 +41,9 @@ class Api:
 
     def call(self, method, path, expect, **kwargs):
         res = self.session.request(method, self.base + path, timeout=30, **kwargs)
+        while res.status_code == 429:  # a reporting rate limit: wait as told
+            time.sleep(int(res.headers.get("Retry-After", "1")))
+            res = self.session.request(method, self.base + path, timeout=30, **kwargs)
         if res.status_code != expect:
             sys.exit(f"seeding: {method} {path} answered {res.status_code}: {res.text[:500]}")
         return res.json() if res.content else None
@@ -130,6 +133,20 @@ def seed(api):
     else:
         sys.exit("seeding: worker-alerts raised no alert within 15 s")
     ids["alert"] = alerts[0]["id"]
+    # A completed sync from the fake PMS (worker-pms), for the reporting routes with ids.
+    run = api.call("POST", "/reporting/sync/trigger", 202, json={"type": "full", "entities": ["listings", "reservations"]})
+    ids["sync"] = run["syncId"]
+    for _ in range(60):
+        time.sleep(1)
+        # At most 5 calls a minute on /reporting/sync/*: poll slowly, once a second is 4 polls at most
+        # for the fake's data, which syncs in well under a second.
+        status = api.call("GET", f"/reporting/sync/status/{ids['sync']}", 200)
+        if status["status"] in ("COMPLETED", "FAILED"):
+            break
+    if status["status"] != "COMPLETED":
+        sys.exit(f"seeding: the PMS sync did not complete: {status}")
+    ids["listing"] = api.call("GET", "/reporting/listings?limit=1", 200)["data"][0]["id"]
+    ids["reservation"] = api.call("GET", "/reporting/reservations?limit=1", 200)["data"][0]["id"]
     return ids
 
 
@@ -159,6 +176,9 @@ def configuration(ids):
         (" /inventory/alerts/\\{id\\}", {"id": ids["alert"]}),
         (" /inventory/locations/\\{id\\}", {"id": ids["location"]}),
         (" /inventory/categories/\\{id\\}", {"id": ids["category"]}),
+        (" /reporting/listings/\\{id\\}", {"id": ids["listing"]}),
+        (" /reporting/reservations/\\{id\\}", {"id": ids["reservation"]}),
+        (" /reporting/sync/status/\\{syncId\\}", {"syncId": ids["sync"]}),
     ]
     lines = [
         "[parameters]",
@@ -217,13 +237,13 @@ def summarize(report):
 
 def main():
     parser = argparse.ArgumentParser()
-    for flag in ("--base", "--admin", "--viewer", "--work", "--schemathesis"):
+    for flag in ("--base", "--admin", "--viewer", "--seeder", "--work", "--schemathesis"):
         parser.add_argument(flag, required=True)
     parser.add_argument("--examples", type=int, default=25)
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args()
 
-    ids = seed(Api(args.base, args.admin))
+    ids = seed(Api(args.base, args.seeder))
     config = pathlib.Path(args.work) / "schemathesis.toml"
     config.write_text(configuration(ids))
 
