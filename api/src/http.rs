@@ -72,7 +72,17 @@ pub fn cors(settings: &ApiSettings) -> CorsLayer {
             Method::OPTIONS,
         ])
         .allow_headers(ALLOWED_HEADERS)
-        .expose_headers([REQUEST_ID, header::ETAG, header::RETRY_AFTER])
+        // The reporting surface's rate-limit and cache headers are for the frontend to read.
+        .expose_headers([
+            REQUEST_ID,
+            header::ETAG,
+            header::RETRY_AFTER,
+            header::LOCATION,
+            HeaderName::from_static("ratelimit-limit"),
+            HeaderName::from_static("ratelimit-remaining"),
+            HeaderName::from_static("ratelimit-reset"),
+            HeaderName::from_static("x-cache"),
+        ])
         .max_age(std::time::Duration::from_secs(600))
 }
 

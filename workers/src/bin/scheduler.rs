@@ -7,8 +7,9 @@
 //! The table:
 //! - each periodic job (`jobs::Periodic`, declared beside the job with the setting of its
 //!   interval), every that many seconds from start: planned-maintenance generation
-//!   (`PM_GENERATE_INTERVAL_SECS`, default 900) and the stock alerts of every item
-//!   (`ALERT_EVALUATION_INTERVAL_SECS`, default 900). A tick is the interval's number since the
+//!   (`PM_GENERATE_INTERVAL_SECS`, default 900), the stock alerts of every item
+//!   (`ALERT_EVALUATION_INTERVAL_SECS`, default 900) and the incremental PMS sync
+//!   (`PMS_SYNC_INTERVAL_SECS`, default 900; nothing while the PMS is not configured). A tick is the interval's number since the
 //!   epoch.
 //! - `0 0 3 * * *` (cron, UTC, with seconds): purge finished job rows older than
 //!   `JOB_RETENTION_DAYS` (default 14). Its line is written here rather than derived from the
