@@ -83,9 +83,14 @@ CREATE TABLE pms_sync_runs (
     progress        jsonb NOT NULL DEFAULT '{}',
     -- The worker's resume point (private to jobs::pms).
     cursor          jsonb NOT NULL DEFAULT '{}',
-    -- Incremental runs: the latestActivityStart asked of the PMS.
+    -- Incremental runs: the activity asked for (the PMS is asked from the day before this
+    -- instant's UTC date, see jobs::pms).
     activity_since  timestamptz,
-    error           text
+    error           text,
+    -- The attempt of the sync job that holds the run (`<worker>#<attempt>`), set when it takes
+    -- the run. Only that attempt may save a page or finish the run: a worker whose lease lapsed
+    -- while another attempt took the run over stops at its next page instead of running beside it.
+    owner           text
 );
 -- One sync at a time: a second run while one is active is a unique violation (the insert of
 -- domain::reporting::sync_runs::start meets it with ON CONFLICT DO NOTHING and answers that run).
@@ -93,6 +98,20 @@ CREATE UNIQUE INDEX pms_sync_runs_one_active ON pms_sync_runs ((true)) WHERE sta
 CREATE INDEX pms_sync_runs_started ON pms_sync_runs (started_at DESC, id DESC);
 -- The last finished run (health).
 CREATE INDEX pms_sync_runs_finished ON pms_sync_runs (finished_at DESC) WHERE finished_at IS NOT NULL;
+
+-- The records a run has met, per entity: a record met again (it moved behind the cursor, a later
+-- pass, an attempt resuming after another) is stored again but counted once, whichever attempt
+-- or worker meets it. Written in the transaction that stores the page; a run's rows are deleted
+-- when it finishes. Bookkeeping only, hence UNLOGGED (no WAL on the sync's hot path): a crash of
+-- Postgres empties it, and the worst that follows is a resumed run counting some records again
+-- (the records themselves are in logged tables, stored once). No foreign key: the rows live only
+-- as long as their run is active.
+CREATE UNLOGGED TABLE pms_sync_seen (
+    run_id  uuid NOT NULL,
+    entity  text NOT NULL,
+    pms_id  bigint NOT NULL,
+    PRIMARY KEY (run_id, entity, pms_id)
+);
 
 -- The PMS access token, shared by every worker so that it is fetched once, not per process.
 CREATE TABLE pms_tokens (

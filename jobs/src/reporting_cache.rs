@@ -3,7 +3,7 @@
 //! reads `COMPLETED` never reads an answer older than that run.
 //!
 //! An entry is one GET answer (status 200) under `{prefix}:reporting:cache:<path>?<query>` (the
-//! query's pairs sorted, empty values dropped), holding `<generation>\n<content-type>\n<body>`.
+//! query's pairs sorted), holding `<generation>\n<content-type>\n<body>`.
 //! The generation is a number at `{prefix}:reporting:cache:generation`; [`invalidate`] raises it,
 //! and an entry counts only while its generation is the current one. The API reads the generation
 //! before its handler reads the database and stores the answer under that generation, so an
@@ -40,7 +40,8 @@ pub fn generation_key(prefix: &str) -> String {
 }
 
 /// The key of the answer to `path` with `query`: the same request however its parameters are
-/// ordered, and with `status=` (an empty value, which every list reads as absent) or without it.
+/// ordered. Empty values stay in the key: `?status=` reads as absent but `?limit=` is a 400, so
+/// only the handler may say whether an empty value changes the answer.
 pub fn entry_key(prefix: &str, path: &str, query: Option<&str>) -> String {
     format!(
         "{prefix}:reporting:cache:{path}?{}",
@@ -48,17 +49,11 @@ pub fn entry_key(prefix: &str, path: &str, query: Option<&str>) -> String {
     )
 }
 
-/// The query's `name=value` pairs, those with an empty value dropped, sorted, joined by `&`. The
+/// The query's pairs (`name=value`, or `name` alone, as sent), sorted and joined by `&`. The
 /// pairs stay as sent (still percent-encoded): two spellings of one value are two entries, never
 /// one entry for two requests.
 pub fn normalise_query(query: &str) -> String {
-    let mut pairs: Vec<&str> = query
-        .split('&')
-        .filter(|pair| {
-            pair.split_once('=')
-                .is_some_and(|(_, value)| !value.is_empty())
-        })
-        .collect();
+    let mut pairs: Vec<&str> = query.split('&').filter(|pair| !pair.is_empty()).collect();
     pairs.sort_unstable();
     pairs.join("&")
 }
@@ -182,14 +177,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_ignore_the_order_of_parameters_and_empty_values() {
+    fn keys_ignore_the_order_of_parameters_and_keep_empty_values() {
         assert_eq!(
             entry_key(
                 "p",
                 "/reporting/listings",
                 Some("status=ACTIVE&page=2&search=")
             ),
-            "p:reporting:cache:/reporting/listings?page=2&status=ACTIVE"
+            "p:reporting:cache:/reporting/listings?page=2&search=&status=ACTIVE"
         );
         assert_eq!(
             entry_key("p", "/reporting/listings", Some("page=2&status=ACTIVE")),
@@ -199,7 +194,7 @@ mod tests {
             entry_key("p", "/reporting/listings", None),
             "p:reporting:cache:/reporting/listings?"
         );
-        assert_eq!(normalise_query("a&b=&c=1"), "c=1");
+        assert_eq!(normalise_query("c=1&b=&&a"), "a&b=&c=1");
     }
 
     #[test]

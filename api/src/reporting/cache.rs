@@ -44,7 +44,7 @@ pub async fn serve(req: Request, next: Next) -> Response {
     let reporting = &state.reporting;
     let key = reporting_cache::entry_key(&reporting.prefix, &path, req.uri().query());
     let lookup = reporting
-        .gate
+        .cache_gate
         .call(
             "answers not cached",
             reporting_cache::get(&reporting.redis, &reporting.prefix, &key),
@@ -86,7 +86,7 @@ pub async fn serve(req: Request, next: Next) -> Response {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json");
     reporting
-        .gate
+        .cache_gate
         .call(
             "answer not cached",
             reporting_cache::put(

@@ -140,7 +140,7 @@ pub async fn take(reporting: &Reporting, class: Class, subject: &str) -> Option<
     let window_ms = u64::try_from(WINDOW.as_millis()).unwrap_or(60_000);
     let mut conn = reporting.redis.clone();
     let (allowed, remaining, reset_ms, wait_ms): (i64, i64, i64, i64) = reporting
-        .gate
+        .limits_gate
         .call(
             "rate limits not applied",
             GCRA.key(&key)

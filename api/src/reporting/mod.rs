@@ -45,7 +45,10 @@ pub struct Reporting {
     pub redis: ConnectionManager,
     /// `REDIS_QUEUE_PREFIX`: the keys are `{prefix}:reporting:...`.
     pub prefix: String,
-    pub gate: RedisGate,
+    /// What the rate limits know of Redis' health, apart from the cache's: a slow cache write of
+    /// a large answer must not switch the limits off.
+    pub limits_gate: RedisGate,
+    pub cache_gate: RedisGate,
 }
 
 impl Reporting {
@@ -53,7 +56,8 @@ impl Reporting {
         Self {
             redis,
             prefix: prefix.to_owned(),
-            gate: RedisGate::default(),
+            limits_gate: RedisGate::default(),
+            cache_gate: RedisGate::default(),
         }
     }
 }

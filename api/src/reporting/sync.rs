@@ -71,8 +71,9 @@ fn progress_schema() -> Value {
             "created": count,
             "updated": count,
             "unchanged": {"type": "integer", "minimum": 0, "description": "Received as already stored: nothing written."},
+            "skipped": {"type": "integer", "minimum": 0, "description": "Distinct records received that could not be read (no id, no dates): left out."},
             "pagesDone": count,
-            "pagesTotal": {"type": ["integer", "null"], "minimum": 0, "description": "When the PMS tells it."}
+            "pagesTotal": {"type": ["integer", "null"], "minimum": 0, "description": "When the PMS tells it. When the reservations are read again from the start (records moved during a pass), the pages of the earlier passes are included."}
         }
     })
 }

@@ -9,6 +9,16 @@
 //! attempt of the job resumes from the cursor. A run whose job is over without it (the job failed
 //! for good, or is gone) reads FAILED with the job's error, and [`reconcile`] writes that down
 //! before a new run starts, so a dead run never blocks the next.
+//!
+//! One attempt at a time: [`begin`] names the attempt that takes the run (`owner`), and only that
+//! attempt may save a page ([`save_page`]) or finish the run ([`complete`], [`fail`]). A worker
+//! whose lease lapsed while another took the job over learns it at its next page (its transaction
+//! is rolled back) instead of running the sync beside the other.
+//!
+//! Counting: the ids a run has met are kept per entity in `pms_sync_seen` ([`first_met`], in the
+//! page's transaction), so a record met again (it moved behind the cursor, a later pass, another
+//! attempt) is stored again but counted once, across attempts and workers. A run's rows go when it
+//! finishes.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -144,6 +154,7 @@ macro_rules! run_view {
                     'created', coalesce((s.progress -> e.entity ->> 'created')::bigint, 0),
                     'updated', coalesce((s.progress -> e.entity ->> 'updated')::bigint, 0),
                     'unchanged', coalesce((s.progress -> e.entity ->> 'unchanged')::bigint, 0),
+                    'skipped', coalesce((s.progress -> e.entity ->> 'skipped')::bigint, 0),
                     'pagesDone', coalesce((s.progress -> e.entity ->> 'pagesDone')::bigint, 0),
                     'pagesTotal', (s.progress -> e.entity ->> 'pagesTotal')::bigint))
                   FROM unnest(s.entities) AS e (entity)), '{}'),
@@ -164,22 +175,26 @@ macro_rules! run_from {
 }
 
 /// Marks FAILED, with the job's error, the active run whose job is over without it (see the
-/// module's doc). Returns how many runs it failed (0 or 1).
+/// module's doc), and forgets the records it met. Returns how many runs it failed (0 or 1).
 pub async fn reconcile(conn: &mut PgConnection) -> Result<u64> {
-    let done = sqlx::query(concat!(
-        "UPDATE pms_sync_runs t SET status = 'FAILED', finished_at = o.finished_at, error = o.error
-         FROM (SELECT s.id, coalesce(j.finished_at, now()) AS finished_at, ",
+    let failed: i64 = sqlx::query_scalar(concat!(
+        "WITH failed AS (
+           UPDATE pms_sync_runs t SET status = 'FAILED', finished_at = o.finished_at, error = o.error
+           FROM (SELECT s.id, coalesce(j.finished_at, now()) AS finished_at, ",
         orphan_error!(),
         " AS error",
         run_from!(),
         " WHERE ",
         orphaned!(),
         ") o
-         WHERE t.id = o.id AND t.status IN ('STARTED', 'RUNNING')"
+           WHERE t.id = o.id AND t.status IN ('STARTED', 'RUNNING')
+           RETURNING t.id),
+         forgotten AS (DELETE FROM pms_sync_seen WHERE run_id IN (SELECT id FROM failed))
+         SELECT count(*) FROM failed"
     ))
-    .execute(&mut *conn)
+    .fetch_one(&mut *conn)
     .await?;
-    Ok(done.rows_affected())
+    Ok(u64::try_from(failed).unwrap_or(0))
 }
 
 type HeadRow = (Uuid, String, DateTime<Utc>);
@@ -262,8 +277,8 @@ pub async fn attach_job(conn: &mut PgConnection, sync_id: Uuid, job_id: Uuid) ->
 
 /// The run as the status route shows it: `{syncId, type, entities, status, startedAt,
 /// finishedAt, progress: {listings?, reservations?}, error, triggeredBy, activitySince}`, each
-/// progress `{fetched, created, updated, unchanged, pagesDone, pagesTotal}`; 404 for none. A run
-/// whose job is over without it reads FAILED with the job's error.
+/// progress `{fetched, created, updated, unchanged, skipped, pagesDone, pagesTotal}`; 404 for
+/// none. A run whose job is over without it reads FAILED with the job's error.
 pub async fn status(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     sqlx::query_scalar(concat!(
         "SELECT ",
@@ -324,14 +339,18 @@ type StateRow = (
     Option<DateTime<Utc>>,
 );
 
-/// The worker takes the run: STARTED (or RUNNING, a previous attempt's) → RUNNING, with its
-/// resume point. `None` when the run is finished (or unknown): there is nothing to do.
-pub async fn begin(conn: &mut PgConnection, id: Uuid) -> Result<Option<RunState>> {
+/// The attempt `owner` of the sync job takes the run: STARTED (or RUNNING, a previous attempt's)
+/// → RUNNING, with its resume point. From then on only `owner` may save pages and finish the run:
+/// a previous attempt still alive (its lease lapsed) is refused at its next page. `None` when the
+/// run is finished (or unknown): there is nothing to do.
+pub async fn begin(conn: &mut PgConnection, id: Uuid, owner: &str) -> Result<Option<RunState>> {
     let row: Option<StateRow> = sqlx::query_as(
-        "UPDATE pms_sync_runs SET status = 'RUNNING' WHERE id = $1 AND status IN ('STARTED', 'RUNNING')
+        "UPDATE pms_sync_runs SET status = 'RUNNING', owner = $2
+         WHERE id = $1 AND status IN ('STARTED', 'RUNNING')
          RETURNING id, kind, entities, status, cursor, started_at, activity_since",
     )
     .bind(id)
+    .bind(owner)
     .fetch_optional(&mut *conn)
     .await?;
     let Some((id, kind, entities, status, cursor, started_at, activity_since)) = row else {
@@ -369,15 +388,45 @@ pub async fn set_activity_since(
     Ok(())
 }
 
+/// Records that run `id` met the records `ids` of `entity` (in the transaction that stores their
+/// page) and answers those it meets for the first time: only they are counted in the run's
+/// progress. Duplicates in `ids` are allowed (one is answered at most once); sorting them keeps
+/// concurrent transactions from locking the same ids in opposite orders.
+pub async fn first_met(
+    conn: &mut PgConnection,
+    id: Uuid,
+    entity: Entity,
+    ids: &[i64],
+) -> Result<Vec<i64>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(sqlx::query_scalar(
+        "INSERT INTO pms_sync_seen (run_id, entity, pms_id)
+         SELECT $1, $2, u.id FROM unnest($3::bigint[]) AS u (id)
+         ON CONFLICT DO NOTHING
+         RETURNING pms_id",
+    )
+    .bind(id)
+    .bind(entity.as_str())
+    .bind(ids)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
 /// One page stored by the worker.
 #[derive(Debug, Clone, Copy)]
 pub struct PageDone<'a> {
     pub entity: Entity,
     /// What the page's upsert did (records met earlier in the run not counted again).
     pub counts: UpsertCounts,
-    /// Records received in the page.
+    /// Records received in the page and met for the first time by the run.
     pub fetched: i64,
-    /// The pages the PMS announces, when it does (`None` keeps the figure known so far).
+    /// Records of the page that do not map (left out), met for the first time by the run (or
+    /// without an id).
+    pub skipped: i64,
+    /// The pages the PMS announces, when it does (`None` keeps the figure known so far); for
+    /// reservations read in more than one pass, the pages of the earlier passes included.
     pub pages_total: Option<i64>,
     /// Where to resume after this page.
     pub cursor: &'a Value,
@@ -386,7 +435,15 @@ pub struct PageDone<'a> {
 /// Adds a page to the run's progress (its counts, `pagesDone` + 1, `pagesTotal`) and saves the
 /// resume point. Call it in the transaction that upserted the page: a run resumed after a crash
 /// then neither loses nor counts a page twice.
-pub async fn save_page(conn: &mut PgConnection, id: Uuid, page: &PageDone<'_>) -> Result<()> {
+///
+/// `false`, and nothing written, when the run is no longer `owner`'s (another attempt took it
+/// over, or it is finished): roll the transaction back and stop.
+pub async fn save_page(
+    conn: &mut PgConnection,
+    id: Uuid,
+    owner: &str,
+    page: &PageDone<'_>,
+) -> Result<bool> {
     let done = sqlx::query(
         "UPDATE pms_sync_runs SET cursor = $8,
             progress = jsonb_set(progress, ARRAY[$2::text], jsonb_build_object(
@@ -394,9 +451,10 @@ pub async fn save_page(conn: &mut PgConnection, id: Uuid, page: &PageDone<'_>) -
                 'created', coalesce((progress -> $2::text ->> 'created')::bigint, 0) + $4,
                 'updated', coalesce((progress -> $2::text ->> 'updated')::bigint, 0) + $5,
                 'unchanged', coalesce((progress -> $2::text ->> 'unchanged')::bigint, 0) + $6,
+                'skipped', coalesce((progress -> $2::text ->> 'skipped')::bigint, 0) + $10,
                 'pagesDone', coalesce((progress -> $2::text ->> 'pagesDone')::bigint, 0) + 1,
                 'pagesTotal', coalesce($7::bigint, (progress -> $2::text ->> 'pagesTotal')::bigint)))
-         WHERE id = $1",
+         WHERE id = $1 AND status = 'RUNNING' AND owner = $9",
     )
     .bind(id)
     .bind(page.entity.as_str())
@@ -406,37 +464,57 @@ pub async fn save_page(conn: &mut PgConnection, id: Uuid, page: &PageDone<'_>) -
     .bind(page.counts.unchanged)
     .bind(page.pages_total)
     .bind(page.cursor)
+    .bind(owner)
+    .bind(page.skipped)
     .execute(&mut *conn)
     .await?;
-    if done.rows_affected() == 0 {
-        return Err(Error::NotFound("sync run"));
-    }
-    Ok(())
+    Ok(done.rows_affected() == 1)
 }
 
-/// RUNNING (or STARTED) → COMPLETED. A run already finished is left as it is.
-pub async fn complete(conn: &mut PgConnection, id: Uuid) -> Result<()> {
-    sqlx::query(
-        "UPDATE pms_sync_runs SET status = 'COMPLETED', finished_at = now(), error = NULL
-         WHERE id = $1 AND status IN ('STARTED', 'RUNNING')",
+/// RUNNING → COMPLETED, by the attempt `owner` that holds the run; the records it met are
+/// forgotten. `false`, and nothing written, when the run is no longer `owner`'s (another attempt
+/// took it over, or it is finished).
+pub async fn complete(conn: &mut PgConnection, id: Uuid, owner: &str) -> Result<bool> {
+    let done: i64 = sqlx::query_scalar(
+        "WITH done AS (
+           UPDATE pms_sync_runs SET status = 'COMPLETED', finished_at = now(), error = NULL
+           WHERE id = $1 AND status = 'RUNNING' AND owner = $2
+           RETURNING id),
+         forgotten AS (DELETE FROM pms_sync_seen WHERE run_id IN (SELECT id FROM done))
+         SELECT count(*) FROM done",
     )
     .bind(id)
-    .execute(&mut *conn)
+    .bind(owner)
+    .fetch_one(&mut *conn)
     .await?;
-    Ok(())
+    Ok(done == 1)
 }
 
-/// RUNNING (or STARTED) → FAILED with the reason. A run already finished is left as it is.
-pub async fn fail(conn: &mut PgConnection, id: Uuid, error: &str) -> Result<()> {
-    sqlx::query(
-        "UPDATE pms_sync_runs SET status = 'FAILED', finished_at = now(), error = $2
-         WHERE id = $1 AND status IN ('STARTED', 'RUNNING')",
+/// → FAILED with the reason; the records the run met are forgotten. With `owner` (the worker),
+/// only a RUNNING run that attempt holds; with `None`, any active run (STARTED or RUNNING).
+/// `false`, and nothing written, when there is no such run (already finished, or another attempt
+/// holds it).
+pub async fn fail(
+    conn: &mut PgConnection,
+    id: Uuid,
+    owner: Option<&str>,
+    error: &str,
+) -> Result<bool> {
+    let done: i64 = sqlx::query_scalar(
+        "WITH done AS (
+           UPDATE pms_sync_runs SET status = 'FAILED', finished_at = now(), error = $3
+           WHERE id = $1 AND CASE WHEN $2::text IS NULL THEN status IN ('STARTED', 'RUNNING')
+                                  ELSE status = 'RUNNING' AND owner = $2 END
+           RETURNING id),
+         forgotten AS (DELETE FROM pms_sync_seen WHERE run_id IN (SELECT id FROM done))
+         SELECT count(*) FROM done",
     )
     .bind(id)
+    .bind(owner)
     .bind(error)
-    .execute(&mut *conn)
+    .fetch_one(&mut *conn)
     .await?;
-    Ok(())
+    Ok(done == 1)
 }
 
 /// When the newest COMPLETED run that read reservations started: an incremental sync asks for

@@ -5,9 +5,10 @@
 //!   `client_secret`, `scope=general`) answers an `access_token` sent as a bearer token. It lives
 //!   for months and is valid only a second after it is issued, so it is kept, encrypted
 //!   (`domain::crypto::FieldCipher`), in `pms_tokens`, shared by every worker: one fetches it
-//!   under an advisory lock while the others wait and then read it. It is renewed before it runs
-//!   out and after the PMS refuses it (401/403): that token is discarded, a new one fetched once,
-//!   and the request sent again.
+//!   under an advisory lock taken without waiting, one request at a time, while the others look
+//!   for it in the table (no worker holds a pool connection across a wait: the job's lease
+//!   renewals need them). It is renewed before it runs out and after the PMS refuses it
+//!   (401/403): that token is discarded, a new one fetched once, and the request sent again.
 //! - **Budget**: every request, the token's too, first takes a slot from the shared limiter
 //!   ([`super::limiter`]).
 //! - **Failures**: a 429 waits its `Retry-After` (else the backoff); a 5xx, a network failure or
@@ -46,6 +47,18 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 const RECORD_EVERY: Duration = Duration::from_secs(10);
 /// How much of a failure's text is kept (in the run's error, the health's reason).
 const MAX_REASON: usize = 300;
+/// The longest a new token is waited for before its first use. Its `usable_from` comes from the
+/// clock of the host that fetched it, which may run ahead of ours; Hostaway asks for a second.
+const MAX_USABLE_WAIT: Duration = Duration::from_secs(2);
+/// How long one token request may hold the account's lock: its slot from the limiter and the
+/// request itself. The lock's transaction holds a pool connection all along.
+const TOKEN_LOCKED_FOR: Duration = Duration::from_secs(15);
+/// The longest one token request may take (less than `PMS_TIMEOUT_SECS` when that is longer).
+const TOKEN_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often a worker waiting for another's token request looks for the token.
+const TOKEN_POLL: Duration = Duration::from_millis(250);
+/// How long a worker waits for another's token request before it gives up (its job tries again).
+const TOKEN_WAIT: Duration = Duration::from_secs(60);
 
 /// Why a call to the PMS failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -150,10 +163,11 @@ impl Token {
         needs_renewal(self.usable_from, self.expires_at, now)
     }
 
-    /// Hostaway refuses a token used within a second of its issue.
+    /// Hostaway refuses a token used within a second of its issue. `usable_from` may come from
+    /// another host's clock: whatever it says, at most [`MAX_USABLE_WAIT`] is waited.
     async fn wait_until_usable(&self) {
         if let Ok(wait) = (self.usable_from - Utc::now()).to_std() {
-            tokio::time::sleep(wait).await;
+            tokio::time::sleep(wait.min(MAX_USABLE_WAIT)).await;
         }
     }
 }
@@ -203,6 +217,16 @@ impl From<Fault> for PmsError {
             Fault::Store(e) => PmsError::Unavailable(format!("PMS token store: {e}")),
         }
     }
+}
+
+/// What one token request came to.
+enum Fetched {
+    Token(Token),
+    /// Worth another try (429, 5xx, network failure, timeout), after `wait` when the PMS said.
+    Retry {
+        wait: Option<Duration>,
+        reason: String,
+    },
 }
 
 /// What one sent request came to, before retries decide.
@@ -359,8 +383,12 @@ impl PmsClient {
         Ok(token)
     }
 
-    /// The stored token when it is good, else a new one fetched under the account's advisory
-    /// lock: the first worker fetches, the others wait for the lock and find its token.
+    /// The stored token when it is good, else a new one. One worker at a time fetches it, holding
+    /// the account's advisory lock (`pg_try_advisory_xact_lock`) for one request at most
+    /// ([`TOKEN_LOCKED_FOR`]): the lock's transaction holds a pool connection, so it is never held
+    /// across a wait. A failed request lets go of the lock before its backoff (another worker may
+    /// try meanwhile); a worker that finds the lock taken holds nothing either, and looks at the
+    /// table again every [`TOKEN_POLL`] until the token is there or the lock is free.
     async fn stored_or_fetched(&self, refused: Option<&[u8]>) -> Result<Token, Fault> {
         let inner = &self.inner;
         let usable = |stored: Option<tokens::StoredToken>| {
@@ -369,35 +397,78 @@ impl PmsClient {
                 .and_then(|s| Token::from_stored(&inner.cipher, s))
                 .filter(|t| !t.needs_renewal(Utc::now()))
         };
-        {
-            let mut conn = inner.pool.acquire().await?;
-            if let Some(token) = usable(tokens::get(&mut conn, &inner.account).await?) {
+        let mut failures = 0u32;
+        let mut waiting_since = Instant::now();
+        loop {
+            let mut tx = inner.pool.begin().await?;
+            let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtext($1))")
+                .bind(&inner.account)
+                .fetch_one(&mut *tx)
+                .await?;
+            if let Some(token) = usable(tokens::get(&mut tx, &inner.account).await?) {
+                tx.commit().await?;
                 return Ok(token);
             }
+            if !locked {
+                // Another worker is fetching it.
+                tx.rollback().await?;
+                if waiting_since.elapsed() >= TOKEN_WAIT {
+                    return Err(PmsError::Unavailable(
+                        "another worker's PMS token request did not end in time".to_owned(),
+                    )
+                    .into());
+                }
+                tokio::time::sleep(TOKEN_POLL).await;
+                continue;
+            }
+            let fetched = tokio::time::timeout(TOKEN_LOCKED_FOR, self.fetch_token())
+                .await
+                .unwrap_or_else(|_| {
+                    Ok(Fetched::Retry {
+                        wait: None,
+                        reason: format!(
+                            "the token request took over {} s",
+                            TOKEN_LOCKED_FOR.as_secs()
+                        ),
+                    })
+                });
+            let (wait, reason) = match fetched {
+                Ok(Fetched::Token(token)) => {
+                    let stored = tokens::StoredToken {
+                        token: token.stored.clone(),
+                        usable_from: token.usable_from,
+                        expires_at: token.expires_at,
+                    };
+                    tokens::put(&mut tx, &inner.account, &stored).await?;
+                    tx.commit().await?;
+                    tracing::info!(expires_at = %token.expires_at, "new PMS access token stored");
+                    return Ok(token);
+                }
+                Ok(Fetched::Retry { wait, reason }) => (wait, reason),
+                Err(fault) => {
+                    tx.rollback().await?;
+                    return Err(fault);
+                }
+            };
+            // Let go of the lock, and of the connection, before waiting.
+            tx.rollback().await?;
+            if failures >= inner.max_retries {
+                let tries = failures + 1;
+                return Err(
+                    PmsError::Unavailable(format!("{reason} (after {tries} tries)")).into(),
+                );
+            }
+            let wait = wait.unwrap_or_else(|| backoff(inner.retry_base, failures, jitter()));
+            tracing::warn!(%reason, retry = failures + 1, ?wait, "PMS token request failed; retrying");
+            tokio::time::sleep(wait).await;
+            failures += 1;
+            waiting_since = Instant::now();
         }
-        let mut tx = inner.pool.begin().await?;
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
-            .bind(&inner.account)
-            .execute(&mut *tx)
-            .await?;
-        if let Some(token) = usable(tokens::get(&mut tx, &inner.account).await?) {
-            tx.commit().await?;
-            return Ok(token);
-        }
-        let token = self.fetch_token().await?;
-        let stored = tokens::StoredToken {
-            token: token.stored.clone(),
-            usable_from: token.usable_from,
-            expires_at: token.expires_at,
-        };
-        tokens::put(&mut tx, &inner.account, &stored).await?;
-        tx.commit().await?;
-        tracing::info!(expires_at = %token.expires_at, "new PMS access token stored");
-        Ok(token)
     }
 
-    /// `POST /accessTokens`. A refusal of the credentials is [`PmsError::Unauthorized`].
-    async fn fetch_token(&self) -> Result<Token, Fault> {
+    /// `POST /accessTokens`, one request (the caller retries, not holding the lock meanwhile).
+    /// A refusal of the credentials is [`PmsError::Unauthorized`].
+    async fn fetch_token(&self) -> Result<Fetched, Fault> {
         let inner = &self.inner;
         let url = format!("{}/accessTokens", inner.base_url);
         let form = form_urlencoded::Serializer::new(String::new())
@@ -406,19 +477,17 @@ impl PmsClient {
             .append_pair("client_secret", &inner.credentials.client_secret)
             .append_pair("scope", "general")
             .finish();
-        let (status, body) = self
-            .send(
-                || {
-                    inner
-                        .http
-                        .post(&url)
-                        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                        .header(header::CACHE_CONTROL, "no-cache")
-                        .body(form.clone())
-                },
-                inner.max_retries,
-            )
-            .await?;
+        inner.limiter.acquire().await;
+        let request = inner
+            .http
+            .post(&url)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::CACHE_CONTROL, "no-cache")
+            .body(form);
+        let (status, body) = match send_once(request, inner.timeout.min(TOKEN_TIMEOUT)).await {
+            Sent::Answer(status, body) => (status, body),
+            Sent::Retry { wait, reason } => return Ok(Fetched::Retry { wait, reason }),
+        };
         let issued = Utc::now();
         if matches!(
             status,
@@ -461,12 +530,12 @@ impl PmsClient {
         let expires_at = TimeDelta::try_seconds(lifetime)
             .and_then(|d| issued.checked_add_signed(d))
             .unwrap_or(DateTime::<Utc>::MAX_UTC);
-        Ok(Token {
+        Ok(Fetched::Token(Token {
             stored: inner.cipher.encrypt(bearer),
             bearer: bearer.to_owned(),
             usable_from,
             expires_at,
-        })
+        }))
     }
 
     /// Removes a refused token from the store (only if it is still that one) and from this
@@ -491,36 +560,7 @@ impl PmsClient {
         let mut retry = 0u32;
         loop {
             inner.limiter.acquire().await;
-            let sent = match build().timeout(inner.timeout).send().await {
-                Ok(response) => {
-                    let status = response.status();
-                    let retry_after = response
-                        .headers()
-                        .get(header::RETRY_AFTER)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| parse_retry_after(v, Utc::now()));
-                    match response.bytes().await {
-                        Ok(_) if status == StatusCode::TOO_MANY_REQUESTS => Sent::Retry {
-                            wait: retry_after,
-                            reason: "rate limited (429)".to_owned(),
-                        },
-                        Ok(_) if status.is_server_error() => Sent::Retry {
-                            wait: None,
-                            reason: format!("{status}"),
-                        },
-                        Ok(body) => Sent::Answer(status, body.to_vec()),
-                        Err(error) => Sent::Retry {
-                            wait: None,
-                            reason: describe(error),
-                        },
-                    }
-                }
-                Err(error) => Sent::Retry {
-                    wait: None,
-                    reason: describe(error),
-                },
-            };
-            match sent {
+            match send_once(build(), inner.timeout).await {
                 Sent::Answer(status, body) => return Ok((status, body)),
                 Sent::Retry { reason, .. } if retry >= retries => {
                     let tries = retry + 1;
@@ -564,6 +604,40 @@ impl PmsClient {
         if let Err(error) = written {
             tracing::warn!(%error, "PMS connection state not recorded");
         }
+    }
+}
+
+/// Sends one request, waiting at most `timeout` for its answer (the caller took its slot from the
+/// limiter): the answer to read, or why it is worth another try.
+async fn send_once(request: reqwest::RequestBuilder, timeout: Duration) -> Sent {
+    match request.timeout(timeout).send().await {
+        Ok(response) => {
+            let status = response.status();
+            let retry_after = response
+                .headers()
+                .get(header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| parse_retry_after(v, Utc::now()));
+            match response.bytes().await {
+                Ok(_) if status == StatusCode::TOO_MANY_REQUESTS => Sent::Retry {
+                    wait: retry_after,
+                    reason: "rate limited (429)".to_owned(),
+                },
+                Ok(_) if status.is_server_error() => Sent::Retry {
+                    wait: None,
+                    reason: format!("{status}"),
+                },
+                Ok(body) => Sent::Answer(status, body.to_vec()),
+                Err(error) => Sent::Retry {
+                    wait: None,
+                    reason: describe(error),
+                },
+            }
+        }
+        Err(error) => Sent::Retry {
+            wait: None,
+            reason: describe(error),
+        },
     }
 }
 

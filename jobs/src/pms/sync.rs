@@ -1,12 +1,22 @@
 //! One attempt of a sync run ([`super::SyncPms`]): the listings by offset pages, then the
 //! reservations by `afterId` pages, each page mapped (`domain::reporting::hostaway`), upserted and
 //! recorded (progress and resume point, `sync_runs::save_page`) in one transaction. A later
-//! attempt, after a crash or a failure, resumes from the saved point; a record already stored
-//! and met again is upserted again (its newest data wins) but counted once.
+//! attempt, after a crash or a failure, resumes from the saved point.
+//!
+//! Counting: a record met again (it moved behind the cursor, a later pass, an attempt resuming
+//! after another) is upserted again (its newest data wins) but counted once. Which records the run
+//! has met is kept in Postgres (`sync_runs::first_met`, in the page's transaction), not in the
+//! worker, so the counts are exact across attempts and workers; a record that does not map counts
+//! as met too (by its raw `id`), else every run would read the reservations again for it.
+//!
+//! One attempt at a time: the attempt names itself when it takes the run (`<worker>#<attempt>`),
+//! and a page or the completion of an attempt that lost the run (its lease lapsed and another
+//! attempt took the run over) is refused: that attempt stops without touching the run.
 //!
 //! Throughput: while a page is being stored, the next one is already being fetched (its cursor is
 //! known as soon as the page arrives), so a sync takes about the longer of the PMS's time and
-//! Postgres's, not their sum.
+//! Postgres's, not their sum. Only a page that may end a pass (a short one) is stored before the
+//! next request, since whether the pass is over depends on how many records the run has met.
 //!
 //! Reservations are read oldest activity first: one that changes during the pass moves behind the
 //! cursor and is met again with its change. Only the record the cursor names moving can hide
@@ -16,7 +26,7 @@
 
 use std::{collections::HashSet, time::Instant};
 
-use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
+use chrono::{DateTime, Days, NaiveDate, TimeDelta, Utc};
 use domain::reporting::{
     UpsertCounts,
     hostaway::{self, ListingRecord, ReservationRecord},
@@ -25,6 +35,7 @@ use domain::reporting::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
 use super::client::{PmsClient, PmsError, PmsPage, int_of};
@@ -59,10 +70,18 @@ pub(crate) struct ReservationsCursor {
     pub done: bool,
     /// Passes finished.
     pub passes: u32,
-    /// Distinct reservations met by the run so far.
+    /// Distinct reservations met by the run so far, every attempt together (those that do not
+    /// map included): what the run's rows of `pms_sync_seen` hold, added up in the transactions
+    /// that write them. (Those rows are unlogged: after a crash of Postgres they are gone while
+    /// this count stays, so records met again are counted again; nothing is lost.)
     pub met: u64,
     /// The most reservations the PMS counted (its `count`) during the run.
     pub expected: Option<i64>,
+    /// Pages stored by the passes before the current one: the progress's `pagesTotal` adds them
+    /// to the pages the PMS announces for the current pass, so it stays above `pagesDone`.
+    pub pages_before: i64,
+    /// Pages stored by the current pass.
+    pub pass_pages: i64,
 }
 
 impl Cursor {
@@ -97,12 +116,12 @@ struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, fetched: usize, counts: UpsertCounts, skipped: usize) {
-        self.fetched += count(fetched);
-        self.created += counts.created;
-        self.updated += counts.updated;
-        self.unchanged += counts.unchanged;
-        self.skipped += count(skipped);
+    fn add(&mut self, stored: &Stored) {
+        self.fetched += stored.fetched;
+        self.created += stored.counts.created;
+        self.updated += stored.counts.updated;
+        self.unchanged += stored.counts.unchanged;
+        self.skipped += stored.skipped;
         self.pages += 1;
     }
 }
@@ -118,6 +137,14 @@ enum Failure {
     Pms(#[from] PmsError),
     #[error(transparent)]
     Domain(#[from] domain::Error),
+    /// The run is no longer this attempt's: another attempt took it over (this one's lease
+    /// lapsed), or it finished. Nothing of the page at hand was kept.
+    #[error("another worker took over this run")]
+    TakenOver,
+    /// Every page is stored but the reporting cache still holds answers from before the sync:
+    /// the run must not read COMPLETED yet (a client seeing it would then read older data).
+    #[error("the reporting cache was not invalidated: {0}")]
+    CacheNotInvalidated(String),
 }
 
 impl From<sqlx::Error> for Failure {
@@ -136,17 +163,22 @@ impl Failure {
             }
             Failure::Pms(e) => JobError::retry(e.to_string()),
             Failure::Domain(e) => JobError::from(e),
+            Failure::TakenOver => JobError::retry(Failure::TakenOver.to_string()),
+            Failure::CacheNotInvalidated(_) => JobError::retry(self.to_string()),
         }
     }
 }
 
 /// Runs (or resumes) the sync run `sync_id`. On a failure that ends the job (a fatal one, or the
-/// last attempt), the run is marked FAILED with the reason before the error is returned.
+/// last attempt), the run is marked FAILED with the reason before the error is returned; not when
+/// another attempt took the run over (that one finishes it).
 pub(super) async fn run(sync_id: Uuid, ctx: &JobContext) -> Result<Value, JobError> {
     let started = Instant::now();
+    // This attempt, as the run names its holder: only it may save pages and finish the run.
+    let owner = format!("{}#{}", ctx.worker, ctx.attempt);
     let state = {
         let mut conn = ctx.pool.acquire().await?;
-        sync_runs::begin(&mut conn, sync_id).await?
+        sync_runs::begin(&mut conn, sync_id, &owner).await?
     };
     let Some(state) = state else {
         return Ok(json!({"syncId": sync_id, "skipped": "the run is already finished"}));
@@ -165,6 +197,7 @@ pub(super) async fn run(sync_id: Uuid, ctx: &JobContext) -> Result<Value, JobErr
                 ctx,
                 client,
                 id: sync_id,
+                owner: &owner,
                 page_size: services.pms.page_size.max(1),
                 cursor: Cursor::from_value(&state.cursor, sync_id),
             }
@@ -179,10 +212,17 @@ pub(super) async fn run(sync_id: Uuid, ctx: &JobContext) -> Result<Value, JobErr
                 json!(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX));
             Ok(result)
         }
+        Err(Failure::TakenOver) => {
+            // The run is another attempt's (or over): it must not be marked FAILED from here.
+            // This attempt's job outcome is refused by the job store anyway once the job is
+            // another worker's.
+            tracing::warn!(%sync_id, %owner, "another worker took over the PMS sync run; this attempt stops");
+            Err(Failure::TakenOver.into_job_error())
+        }
         Err(failure) => {
             let error = failure.into_job_error();
             if !error.retryable || ctx.attempt >= ctx.max_attempts {
-                mark_failed(ctx, sync_id, &error.message).await;
+                mark_failed(ctx, sync_id, &owner, &error.message).await;
             } else {
                 tracing::warn!(%sync_id, attempt = ctx.attempt, error = %error.message,
                     "PMS sync attempt failed; the job will resume it");
@@ -192,18 +232,33 @@ pub(super) async fn run(sync_id: Uuid, ctx: &JobContext) -> Result<Value, JobErr
     }
 }
 
-/// Marks the run FAILED. A failure to do so is logged: the run still reads FAILED once its job
-/// does (`sync_runs::status`).
-async fn mark_failed(ctx: &JobContext, sync_id: Uuid, reason: &str) {
+/// Marks the run FAILED, if this attempt still holds it. A failure to do so is logged: the run
+/// still reads FAILED once its job does (`sync_runs::status`).
+async fn mark_failed(ctx: &JobContext, sync_id: Uuid, owner: &str, reason: &str) {
     tracing::warn!(%sync_id, %reason, "PMS sync failed");
     let marked = async {
         let mut conn = ctx.pool.acquire().await?;
-        sync_runs::fail(&mut conn, sync_id, reason).await
+        sync_runs::fail(&mut conn, sync_id, Some(owner), reason).await
     }
     .await;
-    if let Err(error) = marked {
-        tracing::warn!(%sync_id, %error, "the failed sync run could not be marked FAILED");
+    match marked {
+        Ok(true) => {}
+        Ok(false) => {
+            tracing::warn!(%sync_id, "the failed sync run is finished or held by another attempt; left as it is");
+        }
+        Err(error) => {
+            tracing::warn!(%sync_id, %error, "the failed sync run could not be marked FAILED");
+        }
     }
+}
+
+/// The `latestActivityStart` asked of the PMS for the activity since `since`: the day before its
+/// UTC date. Hostaway takes a date, and may read it in the account's time zone; west of UTC that
+/// date begins hours after the UTC one, so the day before makes sure nothing since `since` is
+/// left out (a few records more are read, and found unchanged).
+fn activity_start(since: DateTime<Utc>) -> NaiveDate {
+    let date = since.date_naive();
+    date.checked_sub_days(Days::new(1)).unwrap_or(date)
 }
 
 /// One attempt of one run.
@@ -211,7 +266,18 @@ struct Attempt<'a> {
     ctx: &'a JobContext,
     client: PmsClient,
     id: Uuid,
+    /// This attempt as the run names its holder (`sync_runs::begin`).
+    owner: &'a str,
     page_size: u32,
+    cursor: Cursor,
+}
+
+/// What storing a page did (records met earlier in the run are not counted), and the cursor saved
+/// with it.
+struct Stored {
+    counts: UpsertCounts,
+    fetched: i64,
+    skipped: i64,
     cursor: Cursor,
 }
 
@@ -229,33 +295,43 @@ impl Attempt<'_> {
             None
         };
         let reservations = if wants(Entity::Reservations) {
-            Some(self.reservations(since.map(|t| t.date_naive())).await?)
+            Some(self.reservations(since.map(activity_start)).await?)
         } else {
             None
         };
         // Every page is committed. The cache goes before the run says COMPLETED, so that a client
         // that sees COMPLETED never reads an answer cached before it.
         let services = &self.ctx.services;
-        match tokio::time::timeout(
+        let invalidated = match tokio::time::timeout(
             INVALIDATE_TIMEOUT,
             crate::reporting_cache::invalidate(&services.redis, &services.redis_prefix),
         )
         .await
         {
-            Ok(Ok(_)) => {}
-            Ok(Err(error)) => {
-                tracing::warn!(sync_id = %self.id, %error, "reporting cache not invalidated after a sync; entries expire on their own");
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err("Redis did not answer in time".to_owned()),
+        };
+        if let Err(reason) = invalidated {
+            // The run reads COMPLETED only once the cache is invalidated, so a client that sees
+            // it never reads an older cached answer: the next attempt (all pages are stored, it
+            // only invalidates and completes) tries again. On the last attempt the data win:
+            // complete anyway; the stale entries expire within their 2 to 10 minutes.
+            if self.ctx.attempt < self.ctx.max_attempts {
+                return Err(Failure::CacheNotInvalidated(reason));
             }
-            Err(_) => {
-                tracing::warn!(sync_id = %self.id, "reporting cache invalidation timed out; entries expire on their own");
-            }
+            tracing::warn!(sync_id = %self.id, %reason,
+                "reporting cache not invalidated on the last attempt; completing, entries expire on their own");
         }
         let mut conn = self.ctx.pool.acquire().await?;
-        sync_runs::complete(&mut conn, self.id).await?;
+        if !sync_runs::complete(&mut conn, self.id, self.owner).await? {
+            return Err(Failure::TakenOver);
+        }
         Ok(json!({
             "syncId": self.id,
             "type": state.kind.as_str(),
             "activitySince": since,
+            "latestActivityStart": since.map(activity_start),
             "listings": listings,
             "reservations": reservations,
             "passes": self.cursor.reservations.passes,
@@ -264,7 +340,8 @@ impl Attempt<'_> {
 
     /// The activity an incremental run asks for: since the last completed sync of the
     /// reservations started, less `PMS_SYNC_MARGIN_SECS`; kept in the run so that a resumed
-    /// attempt asks for the same. `None` (everything) for a full run, or before any such sync.
+    /// attempt asks for the same. The PMS is asked from the day before that instant's UTC date
+    /// ([`activity_start`]). `None` (everything) for a full run, or before any such sync.
     async fn activity_since(&self, state: &RunState) -> Result<Option<DateTime<Utc>>, Failure> {
         if state.activity_since.is_some() || state.kind != SyncKind::Incremental {
             return Ok(state.activity_since);
@@ -289,7 +366,6 @@ impl Attempt<'_> {
             return Ok(totals);
         }
         let limit = self.page_size;
-        let mut seen = HashSet::new();
         let mut page = self
             .client
             .listings_page(self.cursor.listings.offset, limit)
@@ -303,16 +379,15 @@ impl Attempt<'_> {
                     None => received < limit_len(limit),
                 };
             let pages_total = pages_total(&page, limit);
-            let mapped = split(
+            let mapped = map_page(
                 page.records,
                 hostaway::map_listing,
                 |r| r.pms_id,
-                &mut seen,
                 "listing",
                 self.id,
             );
-            self.cursor.listings = ListingsCursor { offset, done };
-            let cursor = self.cursor.to_value();
+            let mut at = self.cursor;
+            at.listings = ListingsCursor { offset, done };
             let client = &self.client;
             let next = async {
                 if done {
@@ -321,9 +396,10 @@ impl Attempt<'_> {
                     Some(client.listings_page(offset, limit).await)
                 }
             };
-            let (stored, next) =
-                tokio::join!(self.store_listings(&mapped, pages_total, &cursor), next);
-            totals.add(mapped.fresh.len(), stored?, mapped.skipped);
+            let (stored, next) = tokio::join!(self.store_listings(mapped, pages_total, at), next);
+            let stored = stored?;
+            totals.add(&stored);
+            self.cursor = stored.cursor;
             match next {
                 None => return Ok(totals),
                 Some(next) => page = next?,
@@ -339,16 +415,13 @@ impl Attempt<'_> {
             return Ok(totals);
         }
         let limit = self.page_size;
-        // Distinct reservations met by earlier attempts (this one's are in `seen`).
-        let met_before = self.cursor.reservations.met;
-        let mut seen = HashSet::new();
+        // Pages this attempt asked for in the current pass.
         let mut pages_in_pass = 0u64;
         let mut page = self
             .client
             .reservations_page(self.cursor.reservations.after_id, limit, since)
             .await?;
         loop {
-            let mut state = self.cursor.reservations;
             let received = page.records.len();
             pages_in_pass += 1;
             let last_id = page
@@ -356,73 +429,77 @@ impl Attempt<'_> {
                 .iter()
                 .rev()
                 .find_map(|r| r.get("id").and_then(int_of));
-            state.expected = state.expected.max(page.count);
-            let pages_total = pages_total(&page, limit);
-            let mapped = split(
-                page.records,
-                hostaway::map_reservation,
-                |r| r.pms_id,
-                &mut seen,
-                "reservation",
-                self.id,
-            );
-            state.met = met_before + u64::try_from(seen.len()).unwrap_or(0);
-            let expected = state.expected.map(|c| u64::try_from(c).unwrap_or(0));
+            let after_id = self.cursor.reservations.after_id;
+            let expected = self.cursor.reservations.expected.max(page.count);
+            self.cursor.reservations.expected = expected;
+            let expected = expected.map(|c| u64::try_from(c).unwrap_or(0));
             // A PMS that answers the same page again (it ignores the cursor), or pages without
             // end, ends the pass rather than the worker.
-            let stuck = received > 0 && (last_id.is_none() || last_id == state.after_id);
+            let stuck = received > 0 && (last_id.is_none() || last_id == after_id);
             let endless = pages_in_pass > page_bound(expected, limit);
             if stuck || endless {
                 tracing::warn!(sync_id = %self.id, ?last_id, pages_in_pass, "the PMS's reservation pages do not advance; ending the pass");
             }
-            // The pass is over at an empty page, or at a short one once every record counted was
-            // met (a short page alone may be a PMS capping `limit`).
-            let over = received == 0
-                || stuck
-                || endless
-                || (received < limit_len(limit) && expected.is_some_and(|c| state.met >= c));
-            let fetch_after = if !over {
-                state.after_id = last_id;
-                Some(last_id)
-            } else {
-                state.passes += 1;
-                if expected.is_some_and(|c| state.met < c) && state.passes < MAX_PASSES {
-                    tracing::info!(sync_id = %self.id, met = state.met, expected = ?state.expected, passes = state.passes,
-                        "reservations moved during the pass; reading them again from the start");
-                    state.after_id = None;
-                    pages_in_pass = 0;
-                    Some(None)
-                } else {
-                    state.done = true;
-                    None
+            // The pages of the earlier passes, and those the PMS announces for this one.
+            let pages_total = pages_total(&page, limit)
+                .map(|n| n.saturating_add(self.cursor.reservations.pages_before));
+            if received > 0 {
+                let mapped = map_page(
+                    page.records,
+                    hostaway::map_reservation,
+                    |r| r.pms_id,
+                    "reservation",
+                    self.id,
+                );
+                let mut at = self.cursor;
+                if last_id.is_some() {
+                    at.reservations.after_id = last_id;
                 }
-            };
-            self.cursor.reservations = state;
-            let client = &self.client;
-            let next = async {
-                match fetch_after {
-                    Some(after) => Some(client.reservations_page(after, limit, since).await),
-                    None => None,
+                if received >= limit_len(limit) && !stuck && !endless {
+                    // A full page that advances does not end the pass, whatever it held: the
+                    // next page is fetched while this one is stored.
+                    let client = &self.client;
+                    let (stored, next) = tokio::join!(
+                        self.store_reservations(mapped, pages_total, at),
+                        client.reservations_page(at.reservations.after_id, limit, since)
+                    );
+                    let stored = stored?;
+                    totals.add(&stored);
+                    self.cursor = stored.cursor;
+                    page = next?;
+                    continue;
                 }
-            };
-            if received == 0 {
-                // Nothing to store: the new cursor is saved with the next page that has records
-                // (an attempt resumed before that asks for this empty page again).
-                match next.await {
-                    None => return Ok(totals),
-                    Some(next) => {
-                        page = next?;
-                        continue;
-                    }
-                }
+                // This page may end the pass: that depends on the records met, its own included.
+                let stored = self.store_reservations(mapped, pages_total, at).await?;
+                totals.add(&stored);
+                self.cursor = stored.cursor;
             }
-            let cursor = self.cursor.to_value();
-            let (stored, next) =
-                tokio::join!(self.store_reservations(&mapped, pages_total, &cursor), next);
-            totals.add(mapped.fresh.len(), stored?, mapped.skipped);
-            match next {
-                None => return Ok(totals),
-                Some(next) => page = next?,
+            // The pass is over at an empty page, or at a short one once every record counted was
+            // met (a short page alone may be a PMS capping `limit`). An empty page is not stored:
+            // an attempt resumed before the next page is stored asks for it again.
+            let met = self.cursor.reservations.met;
+            let over = received == 0 || stuck || endless || expected.is_some_and(|c| met >= c);
+            if !over {
+                page = self
+                    .client
+                    .reservations_page(self.cursor.reservations.after_id, limit, since)
+                    .await?;
+                continue;
+            }
+            let state = &mut self.cursor.reservations;
+            state.passes += 1;
+            if expected.is_some_and(|c| met < c) && state.passes < MAX_PASSES {
+                tracing::info!(sync_id = %self.id, met, expected = ?state.expected, passes = state.passes,
+                    "reservations moved during the pass; reading them again from the start");
+                // Saved with the new pass's first page.
+                state.after_id = None;
+                state.pages_before = state.pages_before.saturating_add(state.pass_pages);
+                state.pass_pages = 0;
+                pages_in_pass = 0;
+                page = self.client.reservations_page(None, limit, since).await?;
+            } else {
+                state.done = true;
+                return Ok(totals);
             }
         }
     }
@@ -430,11 +507,13 @@ impl Attempt<'_> {
     /// Stores a page of listings and the run's progress, in one transaction.
     async fn store_listings(
         &self,
-        split: &Split<ListingRecord>,
+        page: Mapped<ListingRecord>,
         pages_total: Option<i64>,
-        cursor: &Value,
-    ) -> Result<UpsertCounts, Failure> {
+        cursor: Cursor,
+    ) -> Result<Stored, Failure> {
         let mut tx = self.ctx.pool.begin().await?;
+        let first = sync_runs::first_met(&mut tx, self.id, Entity::Listings, &page.ids).await?;
+        let split = split(page, |r| r.pms_id, first);
         let counts = if split.fresh.is_empty() {
             UpsertCounts::default()
         } else {
@@ -443,26 +522,21 @@ impl Attempt<'_> {
         if !split.again.is_empty() {
             listings::upsert_listings(&mut tx, &split.again).await?;
         }
-        let page = PageDone {
-            entity: Entity::Listings,
-            counts,
-            fetched: count(split.fresh.len()),
-            pages_total,
-            cursor,
-        };
-        sync_runs::save_page(&mut tx, self.id, &page).await?;
-        tx.commit().await?;
-        Ok(counts)
+        self.save(tx, Entity::Listings, &split, counts, pages_total, cursor)
+            .await
     }
 
-    /// Stores a page of reservations and the run's progress, in one transaction.
+    /// Stores a page of reservations and the run's progress (the records met, the page counted
+    /// in its pass), in one transaction.
     async fn store_reservations(
         &self,
-        split: &Split<ReservationRecord>,
+        page: Mapped<ReservationRecord>,
         pages_total: Option<i64>,
-        cursor: &Value,
-    ) -> Result<UpsertCounts, Failure> {
+        mut cursor: Cursor,
+    ) -> Result<Stored, Failure> {
         let mut tx = self.ctx.pool.begin().await?;
+        let first = sync_runs::first_met(&mut tx, self.id, Entity::Reservations, &page.ids).await?;
+        let split = split(page, |r| r.pms_id, first);
         let counts = if split.fresh.is_empty() {
             UpsertCounts::default()
         } else {
@@ -471,48 +545,128 @@ impl Attempt<'_> {
         if !split.again.is_empty() {
             reservations::upsert_reservations(&mut tx, &split.again).await?;
         }
-        let page = PageDone {
-            entity: Entity::Reservations,
+        let state = &mut cursor.reservations;
+        state.met = state.met.saturating_add(split.first_met);
+        state.pass_pages = state.pass_pages.saturating_add(1);
+        self.save(
+            tx,
+            Entity::Reservations,
+            &split,
             counts,
-            fetched: count(split.fresh.len()),
             pages_total,
             cursor,
+        )
+        .await
+    }
+
+    /// Adds the page to the run's progress with the resume point after it, and commits; unless
+    /// the run is no longer this attempt's: then nothing of the page is kept.
+    async fn save<R>(
+        &self,
+        mut tx: Transaction<'static, Postgres>,
+        entity: Entity,
+        split: &Split<R>,
+        counts: UpsertCounts,
+        pages_total: Option<i64>,
+        cursor: Cursor,
+    ) -> Result<Stored, Failure> {
+        let saved = cursor.to_value();
+        let stored = Stored {
+            counts,
+            fetched: count(split.fresh.len()),
+            skipped: count(split.skipped),
+            cursor,
         };
-        sync_runs::save_page(&mut tx, self.id, &page).await?;
+        let page = PageDone {
+            entity,
+            counts,
+            fetched: stored.fetched,
+            skipped: stored.skipped,
+            pages_total,
+            cursor: &saved,
+        };
+        if !sync_runs::save_page(&mut tx, self.id, self.owner, &page).await? {
+            tx.rollback().await?;
+            return Err(Failure::TakenOver);
+        }
         tx.commit().await?;
-        Ok(counts)
+        Ok(stored)
     }
 }
 
-/// A page's records, mapped: those the run meets for the first time (counted), those it met
-/// before (stored again, for their newest data, but not counted), and how many did not map.
+/// A page's records, mapped, with every id the page names.
+struct Mapped<R> {
+    records: Vec<R>,
+    /// The ids of the page's records, sorted and distinct, those that do not map included (their
+    /// raw `id`): a record left out is met all the same.
+    ids: Vec<i64>,
+    /// The raw ids of the records that do not map (`None`: it has none).
+    skipped: Vec<Option<i64>>,
+}
+
+fn map_page<R>(
+    records: Vec<Value>,
+    map: fn(Value) -> Result<R, String>,
+    pms_id: fn(&R) -> i64,
+    what: &str,
+    sync_id: Uuid,
+) -> Mapped<R> {
+    let mut page = Mapped {
+        records: Vec::with_capacity(records.len()),
+        ids: Vec::with_capacity(records.len()),
+        skipped: Vec::new(),
+    };
+    for raw in records {
+        let raw_id = raw.get("id").and_then(int_of);
+        match map(raw) {
+            Ok(record) => {
+                page.ids.push(pms_id(&record));
+                page.records.push(record);
+            }
+            Err(why) => {
+                tracing::warn!(%sync_id, ?raw_id, %why, "a PMS {what} does not map; skipped");
+                page.ids.extend(raw_id);
+                page.skipped.push(raw_id);
+            }
+        }
+    }
+    page.ids.sort_unstable();
+    page.ids.dedup();
+    page
+}
+
+/// A page's records by whether the run meets them for the first time (counted) or met them
+/// before (stored again, for their newest data, but not counted); and how many records that do
+/// not map it meets for the first time (or cannot tell: they have no id).
 struct Split<R> {
     fresh: Vec<R>,
     again: Vec<R>,
     skipped: usize,
+    /// Ids met for the first time (the records that do not map included).
+    first_met: u64,
 }
 
-fn split<R>(
-    records: Vec<Value>,
-    map: fn(Value) -> Result<R, String>,
-    pms_id: fn(&R) -> i64,
-    seen: &mut HashSet<i64>,
-    what: &str,
-    sync_id: Uuid,
-) -> Split<R> {
+/// Splits `page` by `first`, the ids of the page the run meets for the first time
+/// (`sync_runs::first_met`). A record twice in the page is fresh once, then met again.
+fn split<R>(page: Mapped<R>, pms_id: fn(&R) -> i64, first: Vec<i64>) -> Split<R> {
+    let first_met = u64::try_from(first.len()).unwrap_or(u64::MAX);
+    let mut first: HashSet<i64> = first.into_iter().collect();
+    let skipped = page
+        .skipped
+        .iter()
+        .filter(|&&id| id.is_none_or(|id| first.contains(&id)))
+        .count();
     let mut split = Split {
-        fresh: Vec::with_capacity(records.len()),
+        fresh: Vec::with_capacity(page.records.len()),
         again: Vec::new(),
-        skipped: 0,
+        skipped,
+        first_met,
     };
-    for raw in records {
-        match map(raw) {
-            Ok(record) if seen.insert(pms_id(&record)) => split.fresh.push(record),
-            Ok(record) => split.again.push(record),
-            Err(why) => {
-                split.skipped += 1;
-                tracing::warn!(%sync_id, %why, "a PMS {what} does not map; skipped");
-            }
+    for record in page.records {
+        if first.remove(&pms_id(&record)) {
+            split.fresh.push(record);
+        } else {
+            split.again.push(record);
         }
     }
     split
@@ -560,6 +714,8 @@ mod tests {
                 passes: 1,
                 met: 250,
                 expected: Some(1200),
+                pages_before: 24,
+                pass_pages: 3,
             },
         };
         let saved = cursor.to_value();
@@ -568,7 +724,7 @@ mod tests {
             json!({
                 "listings": {"offset": 100, "done": true},
                 "reservations": {"afterId": 4711, "done": false, "passes": 1, "met": 250,
-                    "expected": 1200},
+                    "expected": 1200, "pagesBefore": 24, "passPages": 3},
             })
         );
         assert_eq!(Cursor::from_value(&saved, id), cursor);
@@ -615,24 +771,65 @@ mod tests {
         assert_eq!(page_bound(None, 100), u64::MAX);
     }
 
+    /// A record is `{"id": n}`; it maps unless it also says `"bad": true`.
+    fn map(v: Value) -> Result<i64, String> {
+        match (v.get("id").and_then(Value::as_i64), v.get("bad")) {
+            (Some(id), None) => Ok(id),
+            _ => Err("does not map".to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_page_names_every_id_it_holds_those_that_do_not_map_included() {
+        let records = vec![
+            json!({"id": 3}),
+            json!({"id": 1}),
+            json!({"id": 7, "bad": true}),
+            json!({"bad": true}),
+            json!({"id": 3}),
+        ];
+        let page = map_page(records, map, |id| *id, "record", Uuid::nil());
+        assert_eq!(page.records, vec![3, 1, 3]);
+        assert_eq!(page.ids, vec![1, 3, 7]);
+        assert_eq!(page.skipped, vec![Some(7), None]);
+    }
+
     #[test]
     fn records_met_again_are_stored_but_not_counted() {
-        let mut seen = HashSet::new();
-        let records = vec![json!(1), json!(2), json!("bad"), json!(1)];
-        let map = |v: Value| v.as_i64().ok_or_else(|| "no id".to_owned());
-        let first = split(records, map, |id| *id, &mut seen, "record", Uuid::nil());
+        let records = vec![
+            json!({"id": 1}),
+            json!({"id": 2}),
+            json!({"id": 9, "bad": true}),
+            json!({"id": 1}),
+        ];
+        // The run meets 1, 2 and 9 for the first time.
+        let page = map_page(records, map, |id| *id, "record", Uuid::nil());
+        let first = split(page, |id| *id, vec![1, 2, 9]);
         assert_eq!(
-            (first.fresh, first.again, first.skipped),
-            (vec![1, 2], vec![1], 1)
+            (first.fresh, first.again, first.skipped, first.first_met),
+            (vec![1, 2], vec![1], 1, 3)
         );
-        let second = split(
-            vec![json!(2), json!(3)],
-            map,
-            |id| *id,
-            &mut seen,
-            "record",
-            Uuid::nil(),
+        // Then 2 and 9 again (and a record without an id, which cannot be told apart), 3 anew.
+        let records = vec![
+            json!({"id": 2}),
+            json!({"id": 3}),
+            json!({"id": 9, "bad": true}),
+            json!({"bad": true}),
+        ];
+        let page = map_page(records, map, |id| *id, "record", Uuid::nil());
+        let second = split(page, |id| *id, vec![3]);
+        assert_eq!(
+            (second.fresh, second.again, second.skipped, second.first_met),
+            (vec![3], vec![2], 1, 1)
         );
-        assert_eq!((second.fresh, second.again), (vec![3], vec![2]));
+    }
+
+    #[test]
+    fn the_activity_asked_for_starts_the_day_before_its_utc_date() {
+        use chrono::TimeZone as _;
+        let at = |h| Utc.with_ymd_and_hms(2024, 3, 1, h, 30, 0).unwrap();
+        let day_before = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+        assert_eq!(activity_start(at(0)), day_before);
+        assert_eq!(activity_start(at(23)), day_before);
     }
 }

@@ -1,10 +1,13 @@
 //! The reading side of `/reporting`: listings with their 30-day metrics, the villa link made by
 //! hand, reservations, health in each state, and what every API replica shares through Redis
-//! (rate limits per caller, the answer cache and its invalidation), with 401/403 and bad input on
-//! every route. Rows are put in place with SQL where a test needs exact dates and names, or
-//! synced from the fake PMS where the test is about the PMS.
+//! (rate limits per caller, the answer cache, its expiry and its invalidation), with 401/403 and
+//! bad input on every route. Rows are put in place with SQL where a test needs exact dates and
+//! names, or synced from the fake PMS where the test is about the PMS.
 
-use std::time::{Duration, Instant};
+use std::{
+    collections::BTreeSet,
+    time::{Duration, Instant},
+};
 
 use chrono::{DateTime, NaiveDate, TimeDelta};
 use reqwest::{
@@ -363,7 +366,9 @@ fn nights_inside(s: &Stay, start: NaiveDate, end: NaiveDate) -> i64 {
 
 /// The metrics of one listing as the design defines them, computed here from the stays: over the
 /// 30 nights `[today-30, today)`, CONFIRMED stays only; revenue pro rata by night (2 decimals),
-/// occupancy = nights booked / 30 * 100 (1 decimal), bookings = check-ins inside the window.
+/// every stay counted, two on the same night included; occupancy = the nights booked by at least
+/// one stay / 30 * 100 (1 decimal), a night booked twice counted once; bookings = check-ins
+/// inside the window.
 fn expected_metrics(stays: &[&Stay], today: NaiveDate) -> (Decimal, Decimal, i64) {
     let start = today - TimeDelta::days(30);
     let confirmed: Vec<&&Stay> = stays.iter().filter(|s| s.status == "CONFIRMED").collect();
@@ -371,10 +376,15 @@ fn expected_metrics(stays: &[&Stay], today: NaiveDate) -> (Decimal, Decimal, i64
         .iter()
         .map(|s| s.total * Decimal::from(nights_inside(s, start, today)) / Decimal::from(s.nights))
         .sum();
-    let nights: i64 = confirmed
-        .iter()
-        .map(|s| nights_inside(s, start, today))
-        .sum();
+    let mut booked = BTreeSet::new();
+    for s in &confirmed {
+        let mut night = s.check_in.max(start);
+        while night < s.check_out().min(today) {
+            booked.insert(night);
+            night += TimeDelta::days(1);
+        }
+    }
+    let nights = i64::try_from(booked.len()).unwrap();
     let occupancy = Decimal::from(nights) / Decimal::from(30) * Decimal::from(100);
     let bookings = confirmed
         .iter()
@@ -418,6 +428,13 @@ async fn listing_metrics_cover_the_last_thirty_nights_of_confirmed_stays(pool: P
         stay(17, 1, 3, 3, "CONFIRMED", 700),
         // Long past.
         stay(18, 1, -60, 5, "CONFIRMED", 800),
+        // Booked twice (a duplicate booking), the same 3 nights from today-10: both count for
+        // revenue (450.00 each) and bookings, the 3 nights once for occupancy.
+        stay(19, 1, -10, 3, "CONFIRMED", 450),
+        stay(20, 1, -10, 3, "CONFIRMED", 450),
+        // 4 nights from today-16, overlapping the first stay's last 2 (today-16, today-15):
+        // 400.00, one booking, 2 nights more (today-14, today-13).
+        stay(22, 1, -16, 4, "CONFIRMED", 400),
     ];
     // Another listing's stay counts for it alone: 1 of 2 nights inside, 150.00.
     let other_stays = [stay(21, 2, -1, 2, "CONFIRMED", 300)];
@@ -426,10 +443,11 @@ async fn listing_metrics_cover_the_last_thirty_nights_of_confirmed_stays(pool: P
     }
 
     let busy_expected = expected_metrics(&busy_stays.iter().collect::<Vec<_>>(), today);
-    // Worked by hand: 600 + 1000 * 2/7 + 400 * 2/4; (6 + 2 + 2) / 30 nights; 2 check-ins.
+    // Worked by hand: 600 + 1000 * 2/7 + 400 * 2/4 + 450 + 450 + 400; (6 + 2 + 2 + 3 + 2) / 30
+    // distinct nights (not the 20 stay-nights); 5 check-ins.
     assert_eq!(
         busy_expected,
-        (Decimal::new(108571, 2), Decimal::new(333, 1), 2)
+        (Decimal::new(238571, 2), Decimal::new(500, 1), 5)
     );
     let other_expected = expected_metrics(&other_stays.iter().collect::<Vec<_>>(), today);
     assert_eq!(
@@ -924,14 +942,29 @@ async fn with_redis_down_reads_are_served_uncached_and_unlimited(pool: PgPool) {
 /// The cache entries in Redis whose key contains every one of `parts`.
 async fn cache_keys(app: &TestApp, parts: &[&str]) -> Vec<String> {
     let mut redis = app.redis();
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{}:reporting:cache:*", app.core.redis_prefix))
-        .query_async(&mut redis)
-        .await
-        .unwrap();
-    keys.into_iter()
-        .filter(|k| parts.iter().all(|p| k.contains(p)))
-        .collect()
+    let pattern = format!("{}:reporting:cache:*", app.core.redis_prefix);
+    let mut keys = Vec::new();
+    let mut cursor = 0_u64;
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        keys.extend(
+            batch
+                .into_iter()
+                .filter(|k| parts.iter().all(|p| k.contains(p))),
+        );
+        if next == 0 {
+            return keys;
+        }
+        cursor = next;
+    }
 }
 
 async fn ttl(app: &TestApp, key: &str) -> i64 {
@@ -973,14 +1006,24 @@ async fn reads_are_cached_until_invalidated_and_expire(pool: PgPool) {
     // Keyed by route and query, not by caller.
     let (_, headers, _) = fetch(&app, "/reporting/listings", "manager").await;
     assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+    // An empty page or limit is a 400, not the cached answer without the parameter.
+    for query in ["limit=", "page=", "page=&limit="] {
+        let path = format!("/reporting/listings?{query}");
+        let (status, headers, body) = fetch(&app, &path, "viewer").await;
+        assert_ne!(cache_of(&headers).as_deref(), Some("HIT"), "{path}");
+        let answer = (status, serde_json::from_str(&body).unwrap());
+        let message = problem(&answer, 400, "VALIDATION_ERROR");
+        assert!(
+            message.contains("limit") || message.contains("page"),
+            "{path}: {message}"
+        );
+    }
 
     let one = format!("/reporting/listings/{amber}");
-    // Another query is another entry; the order of the parameters does not matter, empty ones
-    // are dropped.
+    // Another query is another entry; the order of the parameters does not matter.
     for (path, expected) in [
         ("/reporting/listings?limit=5", "MISS"),
         ("/reporting/listings?limit=5", "HIT"),
-        ("/reporting/listings?limit=5&search=", "HIT"),
         ("/reporting/listings?page=1&limit=5", "MISS"),
         ("/reporting/listings?limit=5&page=1", "HIT"),
         ("/reporting/reservations", "MISS"),
@@ -992,6 +1035,11 @@ async fn reads_are_cached_until_invalidated_and_expire(pool: PgPool) {
         assert_eq!(status, 200, "{path}: {body}");
         assert_eq!(cache_of(&headers).as_deref(), Some(expected), "{path}");
     }
+    // An empty search is no filter: the same answer, from the cache or not.
+    let (_, _, five) = fetch(&app, "/reporting/listings?limit=5", "viewer").await;
+    let (status, _, body) = fetch(&app, "/reporting/listings?limit=5&search=", "viewer").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body, five);
     // Errors are not cached.
     for _ in 0..2 {
         let (status, headers, _) = fetch(&app, "/reporting/listings?limit=500", "viewer").await;
@@ -1064,6 +1112,33 @@ async fn reads_are_cached_until_invalidated_and_expire(pool: PgPool) {
     assert_eq!(keys.len(), 1, "one entry for the query: {keys:?}");
     let left = ttl(&app, &keys[0]).await;
     assert!((111..=120).contains(&left), "reservations entry TTL {left}");
+
+    // And it does expire: the shortest class's entry, given 1 s left instead of waiting 2
+    // minutes, holds until then and is gone after.
+    let reservations = "/reporting/reservations?limit=7";
+    let (_, headers, cached) = fetch(&app, reservations, "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+    assert!(cached.contains("Guest 1"), "{cached}");
+    sqlx::query("UPDATE pms_reservations SET guest_name = 'Guest Renamed' WHERE pms_id = 1")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let mut redis = app.redis();
+    let set: i64 = redis::cmd("EXPIRE")
+        .arg(&keys[0])
+        .arg(1)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(set, 1, "{} holds no entry", keys[0]);
+    let (_, headers, body) = fetch(&app, reservations, "viewer").await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+    assert_eq!(body, cached, "still the cached answer");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (status, headers, body) = fetch(&app, reservations, "viewer").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"), "expired");
+    assert!(body.contains("Guest Renamed"), "{body}");
 }
 
 /// `GET /reporting/health` without a token.

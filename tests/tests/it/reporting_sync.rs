@@ -526,10 +526,43 @@ async fn a_429_from_the_pms_is_honoured(pool: PgPool) {
     let fake = seeded_fake().await;
     let app = app_with(pool.clone(), settings_for(&fake)).await;
     let _worker = app.worker(pms_registry());
-    fake.control.throttle_next(2, Some(1));
+    // A 429 with `Retry-After: 1` lands on pages, not on the token: on the request that follows
+    // the token's answer (the first page of listings), and on the one that follows the first
+    // page of reservations (the second page, in the middle of the pass).
+    let hook: RequestHook = {
+        let control = fake.control.clone();
+        let after_token = AtomicBool::new(false);
+        let after_first_page = AtomicBool::new(false);
+        // The fake calls it once a request's answer is ready, before sending it: the throttle
+        // is in place before the client can send its next request.
+        Arc::new(move |seen: &RequestSeen| {
+            let ok = (200..300).contains(&seen.status);
+            let once = |fired: &AtomicBool| !fired.swap(true, Ordering::SeqCst);
+            let token = seen.method == "POST" && seen.path.ends_with("/accessTokens");
+            let reservations = seen.method == "GET" && seen.path.ends_with("/reservations");
+            if ok && ((token && once(&after_token)) || (reservations && once(&after_first_page))) {
+                control.throttle_next(1, Some(1));
+            }
+        })
+    };
+    fake.control.on_request(Some(hook));
+    let run = trigger_and_wait(&app, full()).await;
+    fake.control.on_request(None);
 
-    assert_completed(&trigger_and_wait(&app, full()).await);
+    assert_completed(&run);
+    for (entity, n) in [
+        ("listings", len(&fake.control.listings())),
+        ("reservations", len(&fake.control.reservations())),
+    ] {
+        assert_eq!(counts(&run, entity), [n, n, 0, 0], "{entity}: {run}");
+    }
     assert_stored_once(&pool, &fake).await;
+    assert_eq!(
+        fake.control.token_requests(),
+        1,
+        "a 429 is no reason for a new token"
+    );
+
     let seen = fake.control.requests();
     let throttled: Vec<usize> = seen
         .iter()
@@ -537,19 +570,45 @@ async fn a_429_from_the_pms_is_honoured(pool: PgPool) {
         .filter(|(_, r)| r.status == 429)
         .map(|(i, _)| i)
         .collect();
-    assert_eq!(throttled.len(), 2);
+    let refused: Vec<(&str, &str)> = throttled
+        .iter()
+        .map(|&i| (seen[i].method.as_str(), seen[i].path.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        [("GET", "/v1/listings"), ("GET", "/v1/reservations")],
+        "a page of each was refused"
+    );
+    let second_page = &seen[throttled[1]];
+    assert!(
+        second_page.query.iter().any(|(k, _)| k == "afterId"),
+        "the reservations page refused follows a cursor: {:?}",
+        second_page.query
+    );
     for i in throttled {
         let refused = &seen[i];
-        let again = seen[i + 1..]
-            .iter()
-            .find(|r| {
-                r.method == refused.method && r.path == refused.path && r.query == refused.query
-            })
+        // The sync waited: the next request it sent is the same one again, a second later.
+        let again = seen
+            .get(i + 1)
             .unwrap_or_else(|| panic!("{} {} never asked again", refused.method, refused.path));
+        assert!(
+            again.method == refused.method
+                && again.path == refused.path
+                && again.query == refused.query,
+            "after the 429 on {} {} {:?} came {} {} {:?}",
+            refused.method,
+            refused.path,
+            refused.query,
+            again.method,
+            again.path,
+            again.query
+        );
+        assert_eq!(again.status, 200, "{} {}", again.method, again.path);
         let waited = again.at.duration_since(refused.at);
         assert!(
             waited >= Duration::from_millis(950),
-            "asked again after {waited:?}; Retry-After said 1 s"
+            "{} asked again after {waited:?}; Retry-After said 1 s",
+            refused.path
         );
     }
 }
@@ -697,6 +756,8 @@ async fn a_worker_killed_mid_sync_leaves_a_run_another_completes_with_every_reco
         },
     )
     .await;
+    // The order the sync reads reservations in: its first page is order[..20].
+    let order = update_order(&fake.control.reservations());
     // Slow answers: the kill lands between pages of reservations.
     fake.control.set_delay(Duration::from_millis(200));
     let doomed = app.worker(pms_registry());
@@ -713,49 +774,197 @@ async fn a_worker_killed_mid_sync_leaves_a_run_another_completes_with_every_reco
     doomed.kill().await;
     assert_eq!(mid["status"], "RUNNING", "{mid}");
 
-    fake.control.set_delay(Duration::ZERO);
-    // Takes the job over once its lease (15 s in tests) expires.
+    // Records of the first page, stored before the kill, change now: each moves behind the
+    // cursor (last in the order of changes), so the resumed attempt meets them again.
+    let mut changed = [order[0], order[2], order[5], order[9], order[14]];
+    changed.sort_unstable();
+    let stored: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM pms_reservations WHERE pms_id = ANY($1)")
+            .bind(changed.as_slice())
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(stored, 5, "the first page was stored before the kill");
+    for &pms_id in &changed {
+        assert!(fake.control.update_reservation(pms_id, move |r| {
+            r["guestName"] = json!(format!("Changed {pms_id}"));
+            r["totalPrice"] = json!(1234.5);
+        }));
+    }
+
+    // Slower than a sync needs, so that the resumed attempt is still under way when a trigger
+    // comes.
+    fake.control.set_delay(Duration::from_millis(100));
     let rescuer = app.worker(pms_registry());
+    // It takes the job over once its lease (15 s in tests) expires.
+    let attempts = || async {
+        sqlx::query_scalar::<_, i32>(
+            "SELECT j.attempts FROM jobs j JOIN pms_sync_runs r ON r.job_id = j.id
+             WHERE r.id = $1::uuid",
+        )
+        .bind(id.as_str())
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+    };
+    let resumed = eventually(Duration::from_secs(40), || async {
+        (attempts().await >= 2).then_some(())
+    })
+    .await;
+    assert!(resumed.is_some(), "no worker took the run over within 40 s");
+    // A trigger while the run is resumed answers that run.
+    let (status, again, _) = trigger(&app, &full()).await;
+    assert_eq!(status, 202, "{again}");
+    assert_eq!(again["syncId"], id.as_str(), "{again}");
+
     let run = wait_finished(&app, &id).await;
     assert_completed(&run);
     assert_stored_once(&pool, &fake).await;
+    assert_eq!(run_count(&pool).await, 1);
+    let reservations = len(&fake.control.reservations());
+    let [fetched, created, _, _] = counts(&run, "reservations");
     assert_eq!(
-        counts(&run, "reservations")[0],
-        len(&fake.control.reservations()),
-        "no page counted twice or lost: {run}"
+        (fetched, created),
+        (reservations, reservations),
+        "every reservation counted once, those met again by the resumed attempt too: {run}"
     );
     assert_eq!(
         counts(&run, "listings")[0],
         len(&fake.control.listings()),
         "{run}"
     );
-    let attempts: i32 = sqlx::query_scalar(
-        "SELECT j.attempts FROM jobs j JOIN pms_sync_runs r ON r.job_id = j.id WHERE r.id = $1::uuid",
+    // Stored with their change: the resumed attempt read them again.
+    let rows: Vec<(i64, Option<String>, f64)> = sqlx::query_as(
+        "SELECT pms_id, guest_name, total_amount::float8 FROM pms_reservations
+         WHERE pms_id = ANY($1) ORDER BY pms_id",
     )
-    .bind(id.as_str())
-    .fetch_one(&pool)
+    .bind(changed.as_slice())
+    .fetch_all(&pool)
     .await
     .unwrap();
-    assert_eq!(attempts, 2, "the second worker finished the run");
+    assert_eq!(rows.len(), changed.len());
+    for ((pms_id, name, total), expected) in rows.iter().zip(changed) {
+        assert_eq!(*pms_id, expected);
+        assert_eq!(
+            name.as_deref(),
+            Some(format!("Changed {expected}").as_str())
+        );
+        assert!((total - 1234.5).abs() < 0.001, "{pms_id}: total {total}");
+    }
+    assert_eq!(attempts().await, 2, "the second worker finished the run");
     rescuer.shutdown().await;
+}
+
+/// A transaction of the test that has inserted a STARTED run and not committed it: while it is
+/// open, the index of the active run makes every trigger's insert wait for it. Answers the
+/// transaction, its session's pid and the run's id.
+async fn hold_active_run(pool: &PgPool) -> (sqlx::Transaction<'static, sqlx::Postgres>, i32, Uuid) {
+    let mut held = pool.begin().await.unwrap();
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *held)
+        .await
+        .unwrap();
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO pms_sync_runs (id, kind, entities, status, triggered_by)
+         VALUES ($1, 'full', ARRAY['listings', 'reservations'], 'STARTED', 'the test')",
+    )
+    .bind(id)
+    .execute(&mut *held)
+    .await
+    .unwrap();
+    (held, pid, id)
+}
+
+/// Waits (at most 10 s) until `n` sessions of this test's database wait for a lock the session
+/// `holder` holds.
+async fn wait_blocked_by(pool: &PgPool, holder: i32, n: i64) {
+    let blocked = eventually(Duration::from_secs(10), || async move {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
+        )
+        .bind(holder)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        (waiting >= n).then_some(())
+    })
+    .await;
+    assert!(
+        blocked.is_some(),
+        "fewer than {n} triggers wait for the held run within 10 s"
+    );
+}
+
+/// `POST /reporting/sync/trigger` (a full sync, as an admin) on a task of its own, sent once
+/// `start` (when given) lets every task waiting on it go at once.
+fn spawn_trigger(
+    app: &TestApp,
+    start: Option<Arc<Barrier>>,
+) -> tokio::task::JoinHandle<(u16, Value)> {
+    let req = request(app, Method::POST, "/reporting/sync/trigger", "admin").json(&full());
+    tokio::spawn(async move {
+        if let Some(start) = start {
+            start.wait().await;
+        }
+        json(req.send().await.unwrap()).await
+    })
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn one_sync_runs_at_a_time(pool: PgPool) {
     let fake = small_fake(5, 20).await;
     let app = app_with(pool.clone(), settings_for(&fake)).await;
-    // No worker yet: the run stays STARTED while the callers race.
+    // No worker yet: the runs stay STARTED while the callers race.
+
+    // A trigger that meets a run being started by another transaction waits for it, and once it
+    // is committed answers that run rather than a second one.
+    let (held, holder, held_id) = hold_active_run(&pool).await;
+    let waiting = spawn_trigger(&app, None);
+    wait_blocked_by(&pool, holder, 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the trigger answered while the other run was not committed"
+    );
+    held.commit().await.unwrap();
+    let (status, body) = waiting.await.unwrap();
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["syncId"], held_id.to_string(), "the held run: {body}");
+    assert_eq!(body["status"], "STARTED", "{body}");
+    assert_eq!(run_count(&pool).await, 1, "no second run");
+    let jobs: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE kind = 'pms.sync'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(jobs, 0, "no job for a run that was not started");
+    // That run (of the test, without a job) is over.
+    sqlx::query(
+        "UPDATE pms_sync_runs SET status = 'FAILED', finished_at = now(), error = 'ended by the test'
+         WHERE id = $1",
+    )
+    .bind(held_id)
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    // Two triggers released together, both held on a run being started, which is then rolled
+    // back: both are inside their transactions at once, each having found no active run, and
+    // only the index decides between them.
+    let (held, holder, rolled_back) = hold_active_run(&pool).await;
     let barrier = Arc::new(Barrier::new(2));
-    let racers: Vec<_> = (0..2)
-        .map(|_| {
-            let req = request(&app, Method::POST, "/reporting/sync/trigger", "admin").json(&full());
-            let barrier = barrier.clone();
-            tokio::spawn(async move {
-                barrier.wait().await;
-                json(req.send().await.unwrap()).await
-            })
-        })
-        .collect();
+    let racers = [
+        spawn_trigger(&app, Some(barrier.clone())),
+        spawn_trigger(&app, Some(barrier)),
+    ];
+    wait_blocked_by(&pool, holder, 2).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        racers.iter().all(|r| !r.is_finished()),
+        "a trigger answered while the other run was not committed"
+    );
+    held.rollback().await.unwrap();
     let mut ids = Vec::new();
     for racer in racers {
         let (status, body) = racer.await.unwrap();
@@ -763,13 +972,22 @@ async fn one_sync_runs_at_a_time(pool: PgPool) {
         ids.push(sync_id(&body));
     }
     assert_eq!(ids[0], ids[1], "both callers are answered the one run");
+    assert_ne!(
+        ids[0],
+        rolled_back.to_string(),
+        "the rolled back run is not answered"
+    );
     let (active, all): (i64, i64) = sqlx::query_as(
         "SELECT count(*) FILTER (WHERE status IN ('STARTED', 'RUNNING')), count(*) FROM pms_sync_runs",
     )
     .fetch_one(&pool)
     .await
     .unwrap();
-    assert_eq!((active, all), (1, 1));
+    assert_eq!(
+        (active, all),
+        (1, 2),
+        "the run ended by the test, and one new run"
+    );
     let jobs: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE kind = 'pms.sync'")
         .fetch_one(&pool)
         .await
@@ -806,7 +1024,7 @@ async fn one_sync_runs_at_a_time(pool: PgPool) {
 
     let _worker = app.worker(pms_registry());
     assert_completed(&wait_finished(&app, &ids[0]).await);
-    assert_eq!(run_count(&pool).await, 1);
+    assert_eq!(run_count(&pool).await, 2);
     assert_stored_once(&pool, &fake).await;
 }
 
