@@ -9,6 +9,8 @@
 --   psql -X -q -tA -F ' ' -v page=1000 -f bench/pms_upsert.sql "$DATABASE_URL"
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
+-- As the sync's page transactions (jobs/src/pms/sync.rs, begin_page): no wait for the commit's flush.
+SET synchronous_commit = off;
 
 DROP TABLE IF EXISTS bench_pms_batches;
 -- In the order the sync stored them (its ids are UUIDv7, increasing), page by page.
@@ -22,7 +24,7 @@ SELECT b, array_agg(id ORDER BY n) AS ids, array_agg(pms_id ORDER BY n) AS pms_i
        array_agg(tax_amount ORDER BY n) AS tax_amounts, array_agg(channel_commission ORDER BY n) AS channel_commissions,
        array_agg(hostaway_commission ORDER BY n) AS hostaway_commissions, array_agg(currency ORDER BY n) AS currencies,
        array_agg(status ORDER BY n) AS statuses, array_agg(pms_status ORDER BY n) AS pms_statuses,
-       array_agg(raw ORDER BY n) AS raws
+       array_agg(raw::text ORDER BY n) AS raws
 FROM (SELECT (row_number() OVER (ORDER BY id) - 1) / :page AS b, row_number() OVER (ORDER BY id) AS n, r.*
       FROM pms_reservations r) s
 GROUP BY b;
@@ -49,10 +51,10 @@ BEGIN
                 hostaway_commission, currency, status, pms_status, raw, synced_at)
             SELECT t.id, t.pms_id, t.listing_pms_id, t.guest_name, t.check_in, t.check_out, t.nights,
                    t.channel, t.channel_id, t.channel_name, t.total_amount, t.net_amount, t.tax_amount,
-                   t.channel_commission, t.hostaway_commission, t.currency, t.status, t.pms_status, t.raw, now()
+                   t.channel_commission, t.hostaway_commission, t.currency, t.status, t.pms_status, t.raw::json, now()
             FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::text[], $5::date[], $6::date[], $7::int[],
                         $8::text[], $9::bigint[], $10::text[], $11::numeric[], $12::numeric[], $13::numeric[],
-                        $14::numeric[], $15::numeric[], $16::text[], $17::text[], $18::text[], $19::jsonb[])
+                        $14::numeric[], $15::numeric[], $16::text[], $17::text[], $18::text[], $19::text[])
                  AS t (id, pms_id, listing_pms_id, guest_name, check_in, check_out, nights, channel, channel_id,
                        channel_name, total_amount, net_amount, tax_amount, channel_commission,
                        hostaway_commission, currency, status, pms_status, raw)
@@ -67,12 +69,12 @@ BEGIN
                 status = EXCLUDED.status, pms_status = EXCLUDED.pms_status, raw = EXCLUDED.raw, synced_at = now()
             WHERE (r.listing_pms_id, r.guest_name, r.check_in, r.check_out, r.nights, r.channel, r.channel_id,
                    r.channel_name, r.total_amount, r.net_amount, r.tax_amount, r.channel_commission,
-                   r.hostaway_commission, r.currency, r.status, r.pms_status, r.raw)
+                   r.hostaway_commission, r.currency, r.status, r.pms_status, r.raw::text)
                   IS DISTINCT FROM (EXCLUDED.listing_pms_id, EXCLUDED.guest_name, EXCLUDED.check_in,
                    EXCLUDED.check_out, EXCLUDED.nights, EXCLUDED.channel, EXCLUDED.channel_id,
                    EXCLUDED.channel_name, EXCLUDED.total_amount, EXCLUDED.net_amount, EXCLUDED.tax_amount,
                    EXCLUDED.channel_commission, EXCLUDED.hostaway_commission, EXCLUDED.currency,
-                   EXCLUDED.status, EXCLUDED.pms_status, EXCLUDED.raw)
+                   EXCLUDED.status, EXCLUDED.pms_status, EXCLUDED.raw::text)
             RETURNING xmax = 0 AS inserted)
          SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted$upsert$
         INTO created, updated

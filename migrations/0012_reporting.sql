@@ -54,7 +54,7 @@ CREATE TABLE pms_reservations (
                                             'DECLINED', 'EXPIRED', 'UNKNOWN')),
     -- The PMS's own status (`new`, `modified`, `inquiryPreapproved`, ...).
     pms_status            text,
-    raw                   jsonb NOT NULL,
+    raw                   json NOT NULL,   -- text as the PMS sent it (json: checked, not parsed into jsonb; the sync compares it as text)
     synced_at             timestamptz NOT NULL,
     created_at            timestamptz NOT NULL DEFAULT now()
 );

@@ -288,6 +288,28 @@ fn every_procfile_process_is_a_compose_service_running_the_same_binary() {
     }
 }
 
+/// The fake PMS stands in for Hostaway in development and tests only: operators run the
+/// Procfile (and compose) in production, so neither may start it.
+#[test]
+fn production_never_starts_the_fake_pms() {
+    let bins = workspace_bins();
+    assert!(bins.contains("fake-pms"), "cargo metadata lists {bins:?}");
+    for (name, program) in procfile() {
+        assert_ne!(
+            program, "fake-pms",
+            "Procfile process {name} runs the fake PMS"
+        );
+    }
+    let services = compose_services(&read("docker-compose.yml"));
+    for (name, program) in platform_services(&services) {
+        assert_ne!(
+            program,
+            Some("fake-pms"),
+            "compose service {name} runs the fake PMS"
+        );
+    }
+}
+
 #[test]
 fn every_procfile_command_runs_a_binary_of_the_workspace() {
     let bins = workspace_bins();

@@ -511,7 +511,7 @@ impl Attempt<'_> {
         pages_total: Option<i64>,
         cursor: Cursor,
     ) -> Result<Stored, Failure> {
-        let mut tx = self.ctx.pool.begin().await?;
+        let mut tx = begin_page(&self.ctx.pool).await?;
         let first = sync_runs::first_met(&mut tx, self.id, Entity::Listings, &page.ids).await?;
         let split = split(page, |r| r.pms_id, first);
         let counts = if split.fresh.is_empty() {
@@ -534,7 +534,7 @@ impl Attempt<'_> {
         pages_total: Option<i64>,
         mut cursor: Cursor,
     ) -> Result<Stored, Failure> {
-        let mut tx = self.ctx.pool.begin().await?;
+        let mut tx = begin_page(&self.ctx.pool).await?;
         let first = sync_runs::first_met(&mut tx, self.id, Entity::Reservations, &page.ids).await?;
         let split = split(page, |r| r.pms_id, first);
         let counts = if split.fresh.is_empty() {
@@ -693,6 +693,20 @@ fn page_bound(expected: Option<u64>, limit: u32) -> u64 {
             .saturating_add(10),
         None => u64::MAX,
     }
+}
+
+/// The transaction of one page: its records, the run's progress and its resume point. It does
+/// not wait for its commit to reach the disk (`synchronous_commit = off`): a page lost with a
+/// crash of Postgres is lost with its resume point, so the run asks the PMS for it again; the
+/// records are the PMS's, never only ours. The wait was most of a page's commit time.
+async fn begin_page(
+    pool: &sqlx::PgPool,
+) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SET LOCAL synchronous_commit = off")
+        .execute(&mut *tx)
+        .await?;
+    Ok(tx)
 }
 
 #[cfg(test)]
