@@ -13,10 +13,32 @@
 //! and a page or the completion of an attempt that lost the run (its lease lapsed and another
 //! attempt took the run over) is refused: that attempt stops without touching the run.
 //!
-//! Throughput: while a page is being stored, the next one is already being fetched (its cursor is
-//! known as soon as the page arrives), so a sync takes about the longer of the PMS's time and
-//! Postgres's, not their sum. Only a page that may end a pass (a short one) is stored before the
-//! next request, since whether the pass is over depends on how many records the run has met.
+//! Throughput: while a page of listings is being stored, the next one is already being fetched
+//! (its offset is known as soon as the page arrives), so that part takes about the longer of the
+//! PMS's time and Postgres's, not their sum.
+//!
+//! The reservations (most of a sync) go through a pipeline two pages deep: with one page's
+//! transaction at a time, the sync waited on round trips (Postgres busy two thirds of one core,
+//! the worker a fifth of another). Each page is fetched, parsed and mapped in a task of its own as
+//! soon as the page before it arrived (its `afterId` is that page's last id), and stored by a task
+//! of its own; so the worker's work on a page, Postgres's on the page before and the commit of the
+//! one before that overlap, on more than one core. What a page stored alone guaranteed holds:
+//! - A page's transaction may write its records beside the transaction of the page before it, but
+//!   saves its progress and resume point, and commits, only once that one committed, building on
+//!   what that one saved (the records met); if that one did not commit, it rolls back. So the
+//!   resume point never passes a page that is not stored, and pages are counted in order.
+//! - The two transactions touch different rows: a page holding a record that the page before it
+//!   holds too (the record moved between the two requests) begins only once that one committed;
+//!   the run's row is written by a page only once the page before it committed.
+//! - Postgres sees the wait of a page for the page before it: the earlier holds an advisory lock
+//!   for its whole transaction, which the later takes (shared) before it waits for its outcome. A
+//!   cycle of waits through another transaction (a second attempt of the run, after a lapsed
+//!   lease, storing the same records) is then a deadlock that Postgres breaks, not a hang.
+//! - A page that may end a pass (short, empty, or not advancing) is stored alone, once every page
+//!   before it committed, since whether the pass is over depends on the records met; so is every
+//!   other decision that reads them. A page that fails stops the page after it, whose transaction,
+//!   not committed, rolls back as its task is dropped; a PMS that fails lets the page in flight
+//!   commit first (the next attempt resumes after it).
 //!
 //! Reservations are read oldest activity first: one that changes during the pass moves behind the
 //! cursor and is met again with its change. Only the record the cursor names moving can hide
@@ -24,7 +46,7 @@
 //! reservations than the PMS counts, another pass reads them from the start (at most
 //! [`MAX_PASSES`]).
 
-use std::{collections::HashSet, time::Instant};
+use std::{cmp::Ordering, collections::HashSet, sync::Arc, time::Instant};
 
 use chrono::{DateTime, Days, NaiveDate, TimeDelta, Utc};
 use domain::reporting::{
@@ -35,7 +57,9 @@ use domain::reporting::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sqlx::{Postgres, Transaction};
+use sqlx::{PgPool, Postgres, Transaction};
+use tokio::sync::oneshot;
+use tokio_util::task::AbortOnDropHandle;
 use uuid::Uuid;
 
 use super::client::{PmsClient, PmsError, PmsPage, int_of};
@@ -145,6 +169,13 @@ enum Failure {
     /// the run must not read COMPLETED yet (a client seeing it would then read older data).
     #[error("the reporting cache was not invalidated: {0}")]
     CacheNotInvalidated(String),
+    /// A task of the attempt (a page's request or its transaction) panicked or was stopped.
+    #[error("a task of the sync stopped: {0}")]
+    Task(#[from] tokio::task::JoinError),
+    /// The page sent before this one was not stored, so this one was not either (it may not
+    /// pass it). The failure of that page is the one reported.
+    #[error("the page before this one was not stored")]
+    PageBeforeLost,
 }
 
 impl From<sqlx::Error> for Failure {
@@ -164,7 +195,9 @@ impl Failure {
             Failure::Pms(e) => JobError::retry(e.to_string()),
             Failure::Domain(e) => JobError::from(e),
             Failure::TakenOver => JobError::retry(Failure::TakenOver.to_string()),
-            Failure::CacheNotInvalidated(_) => JobError::retry(self.to_string()),
+            Failure::CacheNotInvalidated(_) | Failure::Task(_) | Failure::PageBeforeLost => {
+                JobError::retry(self.to_string())
+            }
         }
     }
 }
@@ -197,7 +230,11 @@ pub(super) async fn run(sync_id: Uuid, ctx: &JobContext) -> Result<Value, JobErr
                 ctx,
                 client,
                 id: sync_id,
-                owner: &owner,
+                store: PageStore {
+                    pool: ctx.pool.clone(),
+                    id: sync_id,
+                    owner: Arc::from(owner.as_str()),
+                },
                 page_size: services.pms.page_size.max(1),
                 cursor: Cursor::from_value(&state.cursor, sync_id),
             }
@@ -266,10 +303,24 @@ struct Attempt<'a> {
     ctx: &'a JobContext,
     client: PmsClient,
     id: Uuid,
-    /// This attempt as the run names its holder (`sync_runs::begin`).
-    owner: &'a str,
+    /// Stores pages as this attempt (its holder's name), from tasks of their own.
+    store: PageStore,
     page_size: u32,
+    /// Where the run stands. For the reservations, while pages are in flight, it is ahead of
+    /// what is committed: the resume point and the count of the PMS are those of the last page
+    /// sent, the records met and the pages of the pass those of the last page committed (see
+    /// [`Attempt::settle`]); once no page is in flight, it is what the last page saved.
     cursor: Cursor,
+}
+
+/// What a page's task needs of the run: owned, so that the task can outlive a borrow of the
+/// attempt (`tokio::spawn`).
+#[derive(Clone)]
+struct PageStore {
+    pool: PgPool,
+    id: Uuid,
+    /// This attempt as the run names its holder (`sync_runs::begin`).
+    owner: Arc<str>,
 }
 
 /// What storing a page did (records met earlier in the run are not counted), and the cursor saved
@@ -324,7 +375,7 @@ impl Attempt<'_> {
                 "reporting cache not invalidated on the last attempt; completing, entries expire on their own");
         }
         let mut conn = self.ctx.pool.acquire().await?;
-        if !sync_runs::complete(&mut conn, self.id, self.owner).await? {
+        if !sync_runs::complete(&mut conn, self.id, &self.store.owner).await? {
             return Err(Failure::TakenOver);
         }
         Ok(json!({
@@ -408,7 +459,7 @@ impl Attempt<'_> {
     }
 
     /// The reservations (those with activity since `since` when given), by `afterId` pages in
-    /// the order of their last change.
+    /// the order of their last change: a pipeline two pages deep (see the module's doc).
     async fn reservations(&mut self, since: Option<NaiveDate>) -> Result<Totals, Failure> {
         let mut totals = Totals::default();
         if self.cursor.reservations.done {
@@ -417,18 +468,25 @@ impl Attempt<'_> {
         let limit = self.page_size;
         // Pages this attempt asked for in the current pass.
         let mut pages_in_pass = 0u64;
-        let mut page = self
-            .client
-            .reservations_page(self.cursor.reservations.after_id, limit, since)
-            .await?;
+        // The page whose transaction runs and is not known to be committed yet: one at most, so
+        // that two transactions run at once with the one being sent.
+        let mut in_flight: Option<InFlight> = None;
+        let mut fetch = self.fetch_reservations(self.cursor.reservations.after_id, since);
         loop {
-            let received = page.records.len();
+            let page = match fetch.await? {
+                Ok(page) => page,
+                Err(error) => {
+                    // The page in flight is valid: it is kept (as when pages were stored one at
+                    // a time), so that the next attempt resumes after it.
+                    self.drain(&mut in_flight, &mut totals).await?;
+                    return Err(error.into());
+                }
+            };
+            let received = page.received;
             pages_in_pass += 1;
-            let last_id = page
-                .records
-                .iter()
-                .rev()
-                .find_map(|r| r.get("id").and_then(int_of));
+            let last_id = page.last_id;
+            // The resume point of the last page sent: the pages in flight are taken as stored
+            // (should one fail, the attempt stops).
             let after_id = self.cursor.reservations.after_id;
             let expected = self.cursor.reservations.expected.max(page.count);
             self.cursor.reservations.expected = expected;
@@ -441,38 +499,54 @@ impl Attempt<'_> {
                 tracing::warn!(sync_id = %self.id, ?last_id, pages_in_pass, "the PMS's reservation pages do not advance; ending the pass");
             }
             // The pages of the earlier passes, and those the PMS announces for this one.
-            let pages_total = pages_total(&page, limit)
+            let pages_total = page
+                .pages_total
                 .map(|n| n.saturating_add(self.cursor.reservations.pages_before));
             if received > 0 {
-                let mapped = map_page(
-                    page.records,
-                    hostaway::map_reservation,
-                    |r| r.pms_id,
-                    "reservation",
-                    self.id,
-                );
-                let mut at = self.cursor;
                 if last_id.is_some() {
-                    at.reservations.after_id = last_id;
+                    self.cursor.reservations.after_id = last_id;
                 }
                 if received >= limit_len(limit) && !stuck && !endless {
                     // A full page that advances does not end the pass, whatever it held: the
-                    // next page is fetched while this one is stored.
-                    let client = &self.client;
-                    let (stored, next) = tokio::join!(
-                        self.store_reservations(mapped, pages_total, at),
-                        client.reservations_page(at.reservations.after_id, limit, since)
-                    );
-                    let stored = stored?;
-                    totals.add(&stored);
-                    self.cursor = stored.cursor;
-                    page = next?;
+                    // next page is fetched, and this one stored beside the page before it.
+                    let next = self.fetch_reservations(self.cursor.reservations.after_id, since);
+                    if in_flight
+                        .as_ref()
+                        .is_some_and(|before| shares_any(&before.ids, &page.mapped.ids))
+                    {
+                        // A record moved between the two pages: beside each other, that page
+                        // could wait in Postgres for a row this one wrote first, while this one
+                        // waits for that one's commit (a deadlock, which Postgres would break by
+                        // failing one of them). This one begins once that one is over.
+                        self.drain(&mut in_flight, &mut totals).await?;
+                    }
+                    let (before, previous) = match in_flight.take() {
+                        Some(before) => (
+                            Some(before.task),
+                            Some(Previous {
+                                key: before.key,
+                                committed: before.committed,
+                            }),
+                        ),
+                        None => (None, None),
+                    };
+                    let sent = self.send_page(page.mapped, pages_total, previous).await?;
+                    if let Some(before) = before {
+                        // Its commit, while this page's records go in.
+                        self.settle(before, &mut totals).await?;
+                    }
+                    in_flight = Some(sent);
+                    fetch = next;
                     continue;
                 }
+            }
+            // Whether the pass is over depends on the records met, every page's before this
+            // one included: the pipeline empties first.
+            self.drain(&mut in_flight, &mut totals).await?;
+            if received > 0 {
                 // This page may end the pass: that depends on the records met, its own included.
-                let stored = self.store_reservations(mapped, pages_total, at).await?;
-                totals.add(&stored);
-                self.cursor = stored.cursor;
+                let sent = self.send_page(page.mapped, pages_total, None).await?;
+                self.settle(sent.task, &mut totals).await?;
             }
             // The pass is over at an empty page, or at a short one once every record counted was
             // met (a short page alone may be a PMS capping `limit`). An empty page is not stored:
@@ -480,10 +554,7 @@ impl Attempt<'_> {
             let met = self.cursor.reservations.met;
             let over = received == 0 || stuck || endless || expected.is_some_and(|c| met >= c);
             if !over {
-                page = self
-                    .client
-                    .reservations_page(self.cursor.reservations.after_id, limit, since)
-                    .await?;
+                fetch = self.fetch_reservations(self.cursor.reservations.after_id, since);
                 continue;
             }
             let state = &mut self.cursor.reservations;
@@ -496,11 +567,89 @@ impl Attempt<'_> {
                 state.pages_before = state.pages_before.saturating_add(state.pass_pages);
                 state.pass_pages = 0;
                 pages_in_pass = 0;
-                page = self.client.reservations_page(None, limit, since).await?;
+                fetch = self.fetch_reservations(None, since);
             } else {
                 state.done = true;
                 return Ok(totals);
             }
+        }
+    }
+
+    /// Asks for the page of reservations after `after_id` in a task of its own, which also
+    /// parses and maps it: the worker's share of a page's work runs beside the storing of the
+    /// pages before it. Dropping the handle stops the task.
+    fn fetch_reservations(
+        &self,
+        after_id: Option<i64>,
+        since: Option<NaiveDate>,
+    ) -> AbortOnDropHandle<Result<Fetched, PmsError>> {
+        let client = self.client.clone();
+        let (sync_id, limit) = (self.id, self.page_size);
+        AbortOnDropHandle::new(tokio::spawn(async move {
+            let page = client.reservations_page(after_id, limit, since).await?;
+            Ok::<_, PmsError>(Fetched::of(page, limit, sync_id))
+        }))
+    }
+
+    /// Begins the transaction of a page of reservations and hands it to a task that stores the
+    /// page, with the cursor as it stands (see [`PageStore::reservations`] for `previous`).
+    ///
+    /// The transaction begins here, before the task exists, so that it holds its advisory lock
+    /// before the next page is sent: a page that waits for this one then always finds the lock
+    /// taken, and waits in Postgres until this transaction is over.
+    async fn send_page(
+        &self,
+        page: Mapped<ReservationRecord>,
+        pages_total: Option<i64>,
+        previous: Option<Previous>,
+    ) -> Result<InFlight, Failure> {
+        let key = page_key();
+        let tx = begin_locked_page(&self.store.pool, key).await?;
+        // The next page is compared with these before it runs beside this one.
+        let ids = page.ids.clone();
+        let (commit_sender, committed) = oneshot::channel();
+        let store = self.store.clone().reservations(
+            tx,
+            page,
+            pages_total,
+            self.cursor,
+            previous,
+            commit_sender,
+        );
+        Ok(InFlight {
+            task: AbortOnDropHandle::new(tokio::spawn(store)),
+            ids,
+            key,
+            committed,
+        })
+    }
+
+    /// Waits for a page sent earlier to be stored and takes in what it did. Of its cursor, only
+    /// what the page itself added is taken (the records met, the pages of the pass): the rest
+    /// (resume point, the PMS's count) was the cursor's when the page was sent, and may have
+    /// moved on since with the page sent after it.
+    async fn settle(
+        &mut self,
+        task: AbortOnDropHandle<Result<Stored, Failure>>,
+        totals: &mut Totals,
+    ) -> Result<(), Failure> {
+        let stored = task.await??;
+        totals.add(&stored);
+        let state = &mut self.cursor.reservations;
+        state.met = stored.cursor.reservations.met;
+        state.pass_pages = stored.cursor.reservations.pass_pages;
+        Ok(())
+    }
+
+    /// Waits until no page is in flight: every page sent is stored (or the attempt stops).
+    async fn drain(
+        &mut self,
+        in_flight: &mut Option<InFlight>,
+        totals: &mut Totals,
+    ) -> Result<(), Failure> {
+        match in_flight.take() {
+            Some(page) => self.settle(page.task, totals).await,
+            None => Ok(()),
         }
     }
 
@@ -522,19 +671,86 @@ impl Attempt<'_> {
         if !split.again.is_empty() {
             listings::upsert_listings(&mut tx, &split.again).await?;
         }
-        self.save(tx, Entity::Listings, &split, counts, pages_total, cursor)
+        self.store
+            .save(tx, Entity::Listings, &split, counts, pages_total, cursor)
             .await
     }
+}
 
+/// A page of reservations as its fetching task hands it over: what the pass needs to know of the
+/// answer, and its records mapped.
+struct Fetched {
+    received: usize,
+    /// The last id of the page: the next page follows it.
+    last_id: Option<i64>,
+    /// The answer's `count`.
+    count: Option<i64>,
+    /// The pages the PMS announces for the pass ([`pages_total`]).
+    pages_total: Option<i64>,
+    mapped: Mapped<ReservationRecord>,
+}
+
+impl Fetched {
+    fn of(page: PmsPage, limit: u32, sync_id: Uuid) -> Fetched {
+        let received = page.records.len();
+        let last_id = page
+            .records
+            .iter()
+            .rev()
+            .find_map(|r| r.get("id").and_then(int_of));
+        let pages_total = pages_total(&page, limit);
+        let mapped = map_page(
+            page.records,
+            hostaway::map_reservation,
+            |r| r.pms_id,
+            "reservation",
+            sync_id,
+        );
+        Fetched {
+            received,
+            last_id,
+            count: page.count,
+            pages_total,
+            mapped,
+        }
+    }
+}
+
+/// A page of reservations whose transaction runs in its task.
+struct InFlight {
+    task: AbortOnDropHandle<Result<Stored, Failure>>,
+    /// The ids of its records (sorted, distinct).
+    ids: Vec<i64>,
+    /// Its advisory lock, held until its transaction is over.
+    key: i64,
+    /// Its cursor once it committed; closed without one if it did not.
+    committed: oneshot::Receiver<Cursor>,
+}
+
+/// The page sent before a page, as that page waits for it.
+struct Previous {
+    key: i64,
+    committed: oneshot::Receiver<Cursor>,
+}
+
+impl PageStore {
     /// Stores a page of reservations and the run's progress (the records met, the page counted
-    /// in its pass), in one transaction.
-    async fn store_reservations(
-        &self,
+    /// in its pass) in `tx`, begun by [`begin_locked_page`], and answers its cursor on
+    /// `committed` once committed.
+    ///
+    /// With `previous`, the page sent before this one may still be storing: this page's records
+    /// go in beside it (they are not its records), but this page saves its progress and resume
+    /// point, built on that page's records met and pages, and commits, only once that page
+    /// committed; if that page did not, this one rolls back.
+    async fn reservations(
+        self,
+        mut tx: Transaction<'static, Postgres>,
         page: Mapped<ReservationRecord>,
         pages_total: Option<i64>,
         mut cursor: Cursor,
+        previous: Option<Previous>,
+        committed: oneshot::Sender<Cursor>,
     ) -> Result<Stored, Failure> {
-        let mut tx = begin_page(&self.ctx.pool).await?;
         let first = sync_runs::first_met(&mut tx, self.id, Entity::Reservations, &page.ids).await?;
         let split = split(page, |r| r.pms_id, first);
         let counts = if split.fresh.is_empty() {
@@ -545,18 +761,37 @@ impl Attempt<'_> {
         if !split.again.is_empty() {
             reservations::upsert_reservations(&mut tx, &split.again).await?;
         }
+        if let Some(previous) = previous {
+            // First in Postgres, for as long as that page's transaction lasts (it took the lock
+            // before this page was sent), so that Postgres sees this wait in any cycle of waits;
+            // then here, for its outcome, which follows at once.
+            sqlx::query("SELECT pg_advisory_xact_lock_shared($1)")
+                .bind(previous.key)
+                .execute(&mut *tx)
+                .await?;
+            let Ok(before) = previous.committed.await else {
+                tx.rollback().await?;
+                return Err(Failure::PageBeforeLost);
+            };
+            cursor.reservations.met = before.reservations.met;
+            cursor.reservations.pass_pages = before.reservations.pass_pages;
+        }
         let state = &mut cursor.reservations;
         state.met = state.met.saturating_add(split.first_met);
         state.pass_pages = state.pass_pages.saturating_add(1);
-        self.save(
-            tx,
-            Entity::Reservations,
-            &split,
-            counts,
-            pages_total,
-            cursor,
-        )
-        .await
+        let stored = self
+            .save(
+                tx,
+                Entity::Reservations,
+                &split,
+                counts,
+                pages_total,
+                cursor,
+            )
+            .await?;
+        // No page waits for this one when it is the last sent.
+        let _ = committed.send(stored.cursor);
+        Ok(stored)
     }
 
     /// Adds the page to the run's progress with the resume point after it, and commits; unless
@@ -585,7 +820,7 @@ impl Attempt<'_> {
             pages_total,
             cursor: &saved,
         };
-        if !sync_runs::save_page(&mut tx, self.id, self.owner, &page).await? {
+        if !sync_runs::save_page(&mut tx, self.id, &self.owner, &page).await? {
             tx.rollback().await?;
             return Err(Failure::TakenOver);
         }
@@ -707,6 +942,41 @@ async fn begin_page(
         .execute(&mut *tx)
         .await?;
     Ok(tx)
+}
+
+/// The transaction of a page of reservations, with [`begin_page`]'s commit mode, holding the
+/// advisory lock `key` until it is over: the page sent after it waits for it in Postgres by
+/// taking that lock ([`PageStore::reservations`]).
+async fn begin_locked_page(
+    pool: &PgPool,
+    key: i64,
+) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    // `set_config(.., true)` is `SET LOCAL`, which cannot share a statement.
+    sqlx::query("SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock($1)")
+        .bind(key)
+        .execute(&mut *tx)
+        .await?;
+    Ok(tx)
+}
+
+/// The advisory lock of a page: random, so that pages of other attempts seldom have the same
+/// (which only makes one wait for the other, as Postgres sees).
+fn page_key() -> i64 {
+    Uuid::new_v4().as_u64_pair().0.cast_signed()
+}
+
+/// Whether two sorted lists of distinct ids have one in common.
+fn shares_any(a: &[i64], b: &[i64]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while let (Some(x), Some(y)) = (a.get(i), b.get(j)) {
+        match x.cmp(y) {
+            Ordering::Less => i += 1,
+            Ordering::Greater => j += 1,
+            Ordering::Equal => return true,
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -836,6 +1106,17 @@ mod tests {
             (second.fresh, second.again, second.skipped, second.first_met),
             (vec![3], vec![2], 1, 1)
         );
+    }
+
+    #[test]
+    fn pages_share_a_record_when_their_ids_meet() {
+        assert!(!shares_any(&[], &[]));
+        assert!(!shares_any(&[1, 2, 3], &[]));
+        assert!(!shares_any(&[1, 3, 5], &[2, 4, 6]));
+        assert!(!shares_any(&[1, 2], &[3, 4]));
+        assert!(shares_any(&[1, 5, 9], &[2, 9]));
+        assert!(shares_any(&[7], &[1, 2, 7]));
+        assert!(shares_any(&[-4, 0], &[-4]));
     }
 
     #[test]
