@@ -102,10 +102,7 @@ crate::computed_schema!(
 );
 
 /// The type and entities of a trigger body, every bad member reported.
-fn parse_trigger(
-    body: &Object,
-    problems: &mut Problems,
-) -> Option<(&'static str, Vec<&'static str>)> {
+fn parse_trigger(body: &Object, problems: &mut Problems) -> Option<(SyncKind, Vec<Entity>)> {
     let kind = match body.get("type") {
         None | Some(Value::Null) => {
             problems.push(
@@ -116,7 +113,7 @@ fn parse_trigger(
             None
         }
         Some(Value::String(s)) => {
-            let found = one_of(s, SYNC_TYPES);
+            let found = SyncKind::parse(s);
             if found.is_none() {
                 problems.push(
                     "type",
@@ -157,15 +154,15 @@ fn parse_trigger(
         }
         Some(Value::Array(items)) => {
             let before = problems.len();
-            let mut entities: Vec<&'static str> = Vec::new();
+            let mut entities: Vec<Entity> = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let field = format!("entities[{i}]");
                 match item {
-                    Value::String(s) => match one_of(s, SYNC_ENTITIES) {
+                    Value::String(s) => match Entity::parse(s) {
                         Some(entity) if entities.contains(&entity) => problems.push(
                             field,
                             "duplicate",
-                            format!("{entity} is named more than once"),
+                            format!("{} is named more than once", entity.as_str()),
                         ),
                         Some(entity) => entities.push(entity),
                         None => problems.push(
@@ -195,28 +192,6 @@ fn parse_trigger(
     Some((kind?, entities?))
 }
 
-/// The member of `set` that `raw` names, in any letter case.
-fn one_of(raw: &str, set: &'static [&'static str]) -> Option<&'static str> {
-    let raw = raw.trim();
-    set.iter().copied().find(|v| v.eq_ignore_ascii_case(raw))
-}
-
-fn sync_kind(name: &str) -> SyncKind {
-    if name == "incremental" {
-        SyncKind::Incremental
-    } else {
-        SyncKind::Full
-    }
-}
-
-fn entity(name: &str) -> Entity {
-    if name == "listings" {
-        Entity::Listings
-    } else {
-        Entity::Reservations
-    }
-}
-
 /// Starts a sync run, or answers the one already started or running (one at a time). 503
 /// `PMS_NOT_CONFIGURED` without `PMS_CLIENT_ID` and `PMS_CLIENT_SECRET`.
 #[utoipa::path(post, operation_id = "reporting_sync_trigger", path = "/reporting/sync/trigger", tag = "reporting",
@@ -240,10 +215,8 @@ pub async fn trigger(
         });
     }
     let triggered = retry_transient(|| async {
-        let to_sync: Vec<Entity> = entities.iter().copied().map(entity).collect();
         let mut tx = state.pool.begin().await?;
-        let triggered =
-            jobs::pms::trigger(&mut tx, sync_kind(kind), &to_sync, &user.subject).await?;
+        let triggered = jobs::pms::trigger(&mut tx, kind, &entities, &user.subject).await?;
         tx.commit().await?;
         Ok(triggered)
     })
@@ -327,10 +300,13 @@ mod tests {
         };
         let mut problems = Problems::new();
         let parsed = parse_trigger(&body, &mut problems);
-        problems.finish_with(parsed).map_err(|e| match e {
-            domain::Error::Validation(fields) => fields.into_iter().map(|f| f.field).collect(),
-            other => vec![other.to_string()],
-        })
+        problems
+            .finish_with(parsed)
+            .map(|(kind, entities)| (kind.as_str(), entities.iter().map(|e| e.as_str()).collect()))
+            .map_err(|e| match e {
+                domain::Error::Validation(fields) => fields.into_iter().map(|f| f.field).collect(),
+                other => vec![other.to_string()],
+            })
     }
 
     #[test]

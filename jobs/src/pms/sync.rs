@@ -604,7 +604,7 @@ impl Attempt<'_> {
         previous: Option<Previous>,
     ) -> Result<InFlight, Failure> {
         let key = page_key();
-        let tx = begin_locked_page(&self.store.pool, key).await?;
+        let tx = begin_page(&self.store.pool, key).await?;
         // The next page is compared with these before it runs beside this one.
         let ids = page.ids.clone();
         let (commit_sender, committed) = oneshot::channel();
@@ -660,7 +660,7 @@ impl Attempt<'_> {
         pages_total: Option<i64>,
         cursor: Cursor,
     ) -> Result<Stored, Failure> {
-        let mut tx = begin_page(&self.ctx.pool).await?;
+        let mut tx = begin_page(&self.ctx.pool, page_key()).await?;
         let first = sync_runs::first_met(&mut tx, self.id, Entity::Listings, &page.ids).await?;
         let split = split(page, |r| r.pms_id, first);
         let counts = if split.fresh.is_empty() {
@@ -735,7 +735,7 @@ struct Previous {
 
 impl PageStore {
     /// Stores a page of reservations and the run's progress (the records met, the page counted
-    /// in its pass) in `tx`, begun by [`begin_locked_page`], and answers its cursor on
+    /// in its pass) in `tx`, begun by [`begin_page`], and answers its cursor on
     /// `committed` once committed.
     ///
     /// With `previous`, the page sent before this one may still be storing: this page's records
@@ -933,21 +933,11 @@ fn page_bound(expected: Option<u64>, limit: u32) -> u64 {
 /// The transaction of one page: its records, the run's progress and its resume point. It does
 /// not wait for its commit to reach the disk (`synchronous_commit = off`): a page lost with a
 /// crash of Postgres is lost with its resume point, so the run asks the PMS for it again; the
-/// records are the PMS's, never only ours. The wait was most of a page's commit time.
+/// records are the PMS's, never only ours. The wait was most of a page's commit time. It holds
+/// the advisory lock `key` until it is over: a page of reservations sent after it waits for it
+/// in Postgres by taking that lock ([`PageStore::reservations`]); a lock nobody waits for (a
+/// page of listings) costs nothing.
 async fn begin_page(
-    pool: &sqlx::PgPool,
-) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
-    let mut tx = pool.begin().await?;
-    sqlx::query("SET LOCAL synchronous_commit = off")
-        .execute(&mut *tx)
-        .await?;
-    Ok(tx)
-}
-
-/// The transaction of a page of reservations, with [`begin_page`]'s commit mode, holding the
-/// advisory lock `key` until it is over: the page sent after it waits for it in Postgres by
-/// taking that lock ([`PageStore::reservations`]).
-async fn begin_locked_page(
     pool: &PgPool,
     key: i64,
 ) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
