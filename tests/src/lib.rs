@@ -56,6 +56,12 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
         business_time_zone: domain::clock::BusinessZone::default(),
         // Not configured: only the tests of the PMS sync point it at a fake (`pms::settings_for`).
         pms: domain::settings::PmsSettings::default(),
+        // REPORTING_CURRENCY and EXPORT_RETENTION_DAYS at their defaults.
+        reporting: domain::settings::ReportingSettings {
+            currency: domain::reporting::figures::Currency::new_setting("THB")
+                .expect("THB is a currency"),
+            export_retention: Duration::from_secs(7 * 24 * 3600),
+        },
     }
 }
 

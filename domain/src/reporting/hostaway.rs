@@ -84,7 +84,7 @@ pub fn map_listing(raw: Value) -> Result<ListingRecord, String> {
         status: if archived { "INACTIVE" } else { "ACTIVE" },
         bedrooms,
         location,
-        currency: text(&raw, "currencyCode"),
+        currency: text(&raw, "currencyCode").map(|c| c.to_uppercase()),
         internal_name: text(&raw, "internalListingName"),
         raw,
     })
@@ -145,7 +145,8 @@ pub fn map_reservation(raw: Value) -> Result<ReservationRecord, String> {
         tax_amount,
         channel_commission,
         hostaway_commission,
-        currency: text(&raw, "currency"),
+        // Upper-cased: the figures compare it with the answer's currency (`figures`), by index.
+        currency: text(&raw, "currency").map(|c| c.to_uppercase()),
         status: status_of(pms_status.as_deref().unwrap_or_default()),
         pms_status,
         raw,

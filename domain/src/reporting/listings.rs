@@ -5,13 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use chrono::NaiveDate;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
+use super::figures::{Currency, Period};
 use super::hostaway::ListingRecord;
+use super::metrics;
 use crate::inventory::items::like_escape;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
@@ -112,17 +113,13 @@ pub async fn upsert_listings(
     })
 }
 
-// A listing row (alias `l`) as the API shows it, with its metrics over the last 30 days (today
-// is `$1` of the statement).
+// A listing row (alias `l`) as the API shows it, less its `metrics` ([`super::metrics`] adds
+// them: they come from the one statement of the figures).
 macro_rules! listing_view {
     () => {
-        concat!(
-            "jsonb_build_object('id', l.id, 'pmsId', l.pms_id, 'name', l.name, 'status', l.status,
-                'bedrooms', l.bedrooms, 'location', l.location, 'currency', l.currency, 'villaId', l.villa_id,
-                'lastSyncedAt', l.synced_at, 'metrics', ",
-            crate::reporting::metrics::last_30_days!(),
-            ")"
-        )
+        "jsonb_build_object('id', l.id, 'pmsId', l.pms_id, 'name', l.name, 'status', l.status,
+            'bedrooms', l.bedrooms, 'location', l.location, 'currency', l.currency, 'villaId', l.villa_id,
+            'lastSyncedAt', l.synced_at)"
     };
 }
 
@@ -137,12 +134,9 @@ pub struct ListingFilter {
 
 impl ListingFilter {
     /// The conditions of the filters given, each value bound ([`json_page`] says why only
-    /// those), after `today`: bound first, it is `$1` of the whole statement, which the metrics
-    /// read.
-    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>, today: NaiveDate) {
-        sql.push(" WHERE ")
-            .push_bind(today)
-            .push("::date IS NOT NULL");
+    /// those).
+    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
+        sql.push(" WHERE true");
         if let Some(status) = self.status {
             sql.push(" AND l.status = ").push_bind(status);
         }
@@ -159,13 +153,14 @@ impl ListingFilter {
     }
 }
 
-/// A page of listings ordered by name (in any letter case), with their metrics over the 30
-/// nights before `today` (the company's day), and the total matching the filter.
+/// A page of listings ordered by name (in any letter case), each with its `metrics` over
+/// `period` in `currency` ([`super::figures`]), and the total matching the filter.
 pub async fn list_listings(
     conn: &mut PgConnection,
     filter: &ListingFilter,
     page: PageRequest,
-    today: NaiveDate,
+    period: Period,
+    currency: &Currency,
 ) -> Result<JsonPage> {
     let list = ListSql {
         count_from: " FROM pms_listings l",
@@ -173,21 +168,27 @@ pub async fn list_listings(
         from: " FROM pms_listings l",
         order: "lower(l.name), l.id",
     };
-    json_page(conn, &list, page, |sql| filter.push_conditions(sql, today)).await
+    let listings = json_page(conn, &list, page, |sql| filter.push_conditions(sql)).await?;
+    metrics::add_to_page(conn, listings, period, currency).await
 }
 
 /// One listing as the list shows it, plus its `internalName`; 404 for none.
-pub async fn get_listing(conn: &mut PgConnection, id: Uuid, today: NaiveDate) -> Result<Value> {
-    sqlx::query_scalar(concat!(
+pub async fn get_listing(
+    conn: &mut PgConnection,
+    id: Uuid,
+    period: Period,
+    currency: &Currency,
+) -> Result<Value> {
+    let listing: Value = sqlx::query_scalar(concat!(
         "SELECT ",
         listing_view!(),
-        " || jsonb_build_object('internalName', l.internal_name) FROM pms_listings l WHERE l.id = $2"
+        " || jsonb_build_object('internalName', l.internal_name) FROM pms_listings l WHERE l.id = $1"
     ))
-    .bind(today)
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?
-    .ok_or(Error::NotFound("listing"))
+    .ok_or(Error::NotFound("listing"))?;
+    metrics::add_to_listing(conn, listing, period, currency).await
 }
 
 /// Links the listing to a villa, or unlinks it (`None`), by hand: later syncs keep this link

@@ -1,90 +1,142 @@
-//! The figures of a listing over a window of nights, defined once for the listing routes (the
-//! last 30 days) and the dashboard (any period). The SQL is static text: the window's bounds and
-//! the listing are SQL expressions the caller writes (a bound parameter, a column), never client
-//! text.
-//!
-//! Over the nights `[from, to)` (`to` excluded), counting only `CONFIRMED` reservations (owner
-//! stays, cancellations, inquiries and pending requests are not bookings):
-//! - `revenue`: the sum over those reservations of `totalAmount × (its nights inside the window)
-//!   / (its nights)`, so a stay across the window's edge counts pro rata by night; rounded to 2
-//!   decimals, in the listing's currency. A stay's nights are the days between its check-in and
-//!   check-out.
-//! - `occupancy`: the nights of the window booked by at least one of them, as a percentage of the
-//!   window's nights, rounded to 1 decimal (0 to 100).
-//! - `bookings`: how many of them check in inside the window.
-//!
-//! "The last 30 days" are the 30 nights before today, `[today − 30, today)`, where today is the
-//! company's day (`BUSINESS_TIME_ZONE`, [`crate::clock::BusinessZone::today`]), bound by the
-//! caller, never SQL's `current_date`.
+//! A listing's `metrics`, as the listing routes show them: the figures of [`super::figures`]
+//! (where every formula is) of one listing over a period, in one currency. A page of listings
+//! gets them from one statement over the page's listings, merged into the page's JSON by id.
 
-/// How many nights "the last 30 days" span.
-pub const LAST_DAYS: i32 = 30;
+use std::collections::HashMap;
 
-/// The definitions above, for the OpenAPI description of `metrics`.
-pub const DEFINITIONS: &str = "Figures over the last 30 days: the 30 nights before today \
-(the company's day, BUSINESS_TIME_ZONE), counting CONFIRMED reservations only. \
-revenue: the sum of each reservation's totalAmount × (its nights inside the 30 days) / (its nights), \
-so a stay across the period's edge counts pro rata by night, rounded to 2 decimals, in the \
-listing's currency. occupancy: the nights of the 30 booked by at least one of them, as a \
-percentage rounded to 1 decimal (owner stays are not bookings). bookings: how many of them check \
-in inside the 30 days.";
+use serde_json::Value;
+use sqlx::PgConnection;
+use uuid::Uuid;
 
-/// The metrics `{revenue, occupancy, bookings}` (a `jsonb` object) of the listing whose PMS id is
-/// the SQL expression `$listing`, over the nights `[$from, $to)`, both SQL `date` expressions
-/// (`"($1::date - 30)"`, `"$1::date"`). Each argument is a string literal; the expression reads
-/// reservations under the aliases `r` and `o`, and the window's bounds several times (a bound
-/// parameter, not a volatile call).
-macro_rules! window_metrics {
-    ($listing:tt, $from:tt, $to:tt) => {
-        concat!(
-            "(SELECT jsonb_build_object(",
-            "'revenue', coalesce(round(sum(r.total_amount * (least(r.check_out, ",
-            $to,
-            ") - greatest(r.check_in, ",
-            $from,
-            ")) / nullif(r.check_out - r.check_in, 0)), 2), 0), ",
-            "'occupancy', coalesce(round(100.0 * (SELECT count(DISTINCT n.night) FROM pms_reservations o ",
-            "CROSS JOIN LATERAL generate_series(greatest(o.check_in, ",
-            $from,
-            ") - ",
-            $from,
-            ", least(o.check_out, ",
-            $to,
-            ") - ",
-            $from,
-            " - 1) AS n (night) WHERE o.listing_pms_id = ",
-            $listing,
-            " AND o.status = 'CONFIRMED' AND o.check_in < ",
-            $to,
-            " AND o.check_out > ",
-            $from,
-            ") / nullif(",
-            $to,
-            " - ",
-            $from,
-            ", 0), 1), 0), ",
-            "'bookings', count(*) FILTER (WHERE r.check_in >= ",
-            $from,
-            ")) FROM pms_reservations r WHERE r.listing_pms_id = ",
-            $listing,
-            " AND r.status = 'CONFIRMED' AND r.check_in < ",
-            $to,
-            " AND r.check_out > ",
-            $from,
-            ")"
-        )
-    };
+use super::figures::{self, Buckets, Currency, Figures, Period, Scope, number};
+use crate::pagination::JsonPage;
+use crate::{Error, Result};
+
+/// `{revenue, occupancy, bookings, adr, revpar, bookedNights, availableNights, currency,
+/// startDate, endDate}`.
+pub fn json(figures: &Figures, period: Period, currency: &Currency) -> Value {
+    serde_json::json!({
+        "revenue": number(figures.revenue_rounded()),
+        "occupancy": number(figures.occupancy()),
+        "bookings": figures.bookings,
+        "adr": number(figures.adr()),
+        "revpar": number(figures.revpar()),
+        "bookedNights": figures.booked_nights,
+        "availableNights": figures.available_nights(),
+        "currency": currency.as_str(),
+        "startDate": period.start.to_string(),
+        "endDate": period.end.to_string(),
+    })
 }
-pub(crate) use window_metrics;
 
-/// The metrics of listing `l` over the last 30 days, today being `$1` of the statement.
-macro_rules! last_30_days {
-    () => {
-        $crate::reporting::metrics::window_metrics!("l.pms_id", "($1::date - 30)", "$1::date")
+/// The metrics of each listing of `ids` over the period (no id: nothing computed).
+pub async fn of_listings(
+    conn: &mut PgConnection,
+    ids: &[Uuid],
+    period: Period,
+    currency: &Currency,
+) -> Result<HashMap<Uuid, Value>> {
+    if ids.is_empty() {
+        // An empty scope would be every ACTIVE listing.
+        return Ok(HashMap::new());
+    }
+    let scope = Scope {
+        listing_ids: ids.to_vec(),
     };
+    let rows = figures::figures(conn, &scope, &Buckets::whole(period), currency, true).await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|row| {
+            let listing = row.listing?;
+            Some((listing.id, json(&row.figures, period, currency)))
+        })
+        .collect())
 }
-pub(crate) use last_30_days;
 
-/// The metrics `{revenue, occupancy, bookings}` of listing `l`
-/// (alias of `pms_listings`) over the 30 nights before `$1` (today, a `date`).
-pub const LAST_30_DAYS: &str = last_30_days!();
+/// The listing's `id` member, as its JSON holds it.
+fn id_of(item: &Value) -> Option<Uuid> {
+    item.get("id")?.as_str()?.parse().ok()
+}
+
+/// Sets `metrics` of one listing (a JSON object with its `id`).
+pub async fn add_to_listing(
+    conn: &mut PgConnection,
+    mut listing: Value,
+    period: Period,
+    currency: &Currency,
+) -> Result<Value> {
+    let ids: Vec<Uuid> = id_of(&listing).into_iter().collect();
+    let mut metrics = of_listings(conn, &ids, period, currency).await?;
+    if let (Some(id), Some(object)) = (ids.first(), listing.as_object_mut()) {
+        let value = metrics
+            .remove(id)
+            .unwrap_or_else(|| json(&Figures::default(), period, currency));
+        object.insert("metrics".to_owned(), value);
+    }
+    Ok(listing)
+}
+
+/// Sets `metrics` of every listing of a page (its `data`, a JSON array of listing objects).
+pub async fn add_to_page(
+    conn: &mut PgConnection,
+    mut page: JsonPage,
+    period: Period,
+    currency: &Currency,
+) -> Result<JsonPage> {
+    let mut items: Vec<Value> = serde_json::from_str(&page.data)
+        .map_err(|e| Error::Internal(anyhow::anyhow!("a listing page is not a JSON array: {e}")))?;
+    let ids: Vec<Uuid> = items.iter().filter_map(id_of).collect();
+    let mut metrics = of_listings(conn, &ids, period, currency).await?;
+    for item in &mut items {
+        let Some(id) = id_of(item) else { continue };
+        let value = metrics
+            .remove(&id)
+            .unwrap_or_else(|| json(&Figures::default(), period, currency));
+        if let Some(object) = item.as_object_mut() {
+            object.insert("metrics".to_owned(), value);
+        }
+    }
+    page.data = serde_json::to_string(&items)
+        .map_err(|e| Error::Internal(anyhow::anyhow!("writing a listing page: {e}")))?;
+    Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use rust_decimal::Decimal;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn metrics_name_their_period_and_currency() {
+        let f = Figures {
+            revenue: Decimal::from(3100),
+            booked_nights: 10,
+            priced_nights: 10,
+            owner_nights: 1,
+            nights: 31,
+            bookings: 2,
+        };
+        let period = Period {
+            start: "2026-03-01".parse().unwrap(),
+            end: "2026-03-31".parse().unwrap(),
+        };
+        assert_eq!(
+            json(&f, period, &Currency::default()),
+            json!({
+                "revenue": 3100.0, "occupancy": 33.33, "bookings": 2, "adr": 310.0, "revpar": 103.33,
+                "bookedNights": 10, "availableNights": 30, "currency": "THB",
+                "startDate": "2026-03-01", "endDate": "2026-03-31"
+            })
+        );
+    }
+
+    #[test]
+    fn a_listing_is_known_by_its_id_member() {
+        let id = Uuid::now_v7();
+        assert_eq!(id_of(&json!({"id": id, "name": "Villa"})), Some(id));
+        assert_eq!(id_of(&json!({"name": "Villa"})), None);
+        assert_eq!(id_of(&json!({"id": 7})), None);
+    }
+}

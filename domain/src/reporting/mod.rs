@@ -4,10 +4,14 @@
 //! ([`listings`], [`reservations`]): unchanged records are not written, so a second sync of the
 //! same data writes no row. A sync is a run ([`sync_runs`]) that a client polls; one runs at a
 //! time. The PMS access token is shared by every worker ([`tokens`]), and the health route reads
-//! what the last PMS call said of the connection ([`connection`]). The listings' 30-day figures
-//! are defined once, in [`metrics`], for the lists here and the dashboard.
+//! what the last PMS call said of the connection ([`connection`]). The figures (revenue,
+//! occupancy, ADR, RevPAR, bookings) are defined and computed once, in [`figures`], for the
+//! dashboard, the listings' `metrics` ([`metrics`]) and the exports; an export is a file built
+//! by a job from the same statements and kept for a while in the document store ([`exports`]).
 
 pub mod connection;
+pub mod exports;
+pub mod figures;
 pub mod hostaway;
 pub mod listings;
 pub mod metrics;

@@ -4,9 +4,10 @@
 //! joined when read.
 
 use chrono::NaiveDate;
+use futures::{StreamExt as _, stream::BoxStream};
 use rust_decimal::Decimal;
 use serde_json::Value;
-use sqlx::{PgConnection, Postgres, QueryBuilder};
+use sqlx::{Execute as _, PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::hostaway::ReservationRecord;
@@ -130,11 +131,13 @@ macro_rules! reservation_from {
     };
 }
 
-/// The filters of the reservation list.
+/// The filters of the reservation list (and of the reservations export, which lists the same).
 #[derive(Debug, Clone, Default)]
 pub struct ReservationFilter {
     /// Our listing's id (not its PMS id).
     pub listing_id: Option<Uuid>,
+    /// Any of these listings (our ids); empty: no such filter. With `listing_id`, both apply.
+    pub listing_ids: Vec<Uuid>,
     pub status: Option<&'static str>,
     pub channel: Option<&'static str>,
     /// Check-in on or after.
@@ -144,9 +147,10 @@ pub struct ReservationFilter {
 }
 
 impl ReservationFilter {
-    /// The conditions of the filters given, each value bound ([`json_page`] says why only
-    /// those).
-    fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
+    /// The `WHERE` clause of the filters given over `pms_reservations r`, each value bound
+    /// ([`json_page`] says why only those): the list, its count and the export read through it,
+    /// so that they agree.
+    pub fn push_filter(&self, sql: &mut QueryBuilder<Postgres>) {
         sql.push(" WHERE true");
         if let Some(listing) = self.listing_id {
             // By the listing's PMS id: the index on (listing_pms_id, check_in) serves it.
@@ -155,6 +159,13 @@ impl ReservationFilter {
             )
             .push_bind(listing)
             .push(")");
+        }
+        if !self.listing_ids.is_empty() {
+            sql.push(
+                " AND r.listing_pms_id IN (SELECT fl.pms_id FROM pms_listings fl WHERE fl.id = ANY(",
+            )
+            .push_bind(self.listing_ids.clone())
+            .push("::uuid[]))");
         }
         if let Some(status) = self.status {
             sql.push(" AND r.status = ").push_bind(status);
@@ -171,6 +182,9 @@ impl ReservationFilter {
     }
 }
 
+/// The list's order, newest check-in first (the export's too).
+const LIST_ORDER: &str = "r.check_in DESC, r.id DESC";
+
 /// A page of reservations, the latest check-in first, and the total matching the filter.
 pub async fn list_reservations(
     conn: &mut PgConnection,
@@ -181,9 +195,92 @@ pub async fn list_reservations(
         count_from: " FROM pms_reservations r",
         item: reservation_view!(),
         from: reservation_from!(),
-        order: "r.check_in DESC, r.id DESC",
+        order: LIST_ORDER,
     };
-    json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
+    json_page(conn, &list, page, |sql| f.push_filter(sql)).await
+}
+
+/// How many reservations the filter matches (the export's row count).
+pub async fn count_reservations(conn: &mut PgConnection, f: &ReservationFilter) -> Result<i64> {
+    let mut sql = QueryBuilder::new("SELECT count(*) FROM pms_reservations r");
+    f.push_filter(&mut sql);
+    Ok(sql.build_query_scalar().fetch_one(&mut *conn).await?)
+}
+
+/// A reservation as the export writes it: typed columns, not JSON.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct ReservationRow {
+    pub id: Uuid,
+    pub pms_id: i64,
+    /// Our listing's id, when the listing is stored.
+    pub listing_id: Option<Uuid>,
+    pub listing_pms_id: Option<i64>,
+    pub listing_name: Option<String>,
+    pub guest_name: Option<String>,
+    pub check_in: NaiveDate,
+    pub check_out: NaiveDate,
+    pub nights: i32,
+    pub channel: String,
+    pub channel_name: Option<String>,
+    pub status: String,
+    pub total_amount: Decimal,
+    pub net_amount: Decimal,
+    pub currency: Option<String>,
+}
+
+/// The reservations of the filter as [`ReservationRow`]s, streamed: the list's rows (same
+/// `FROM`, conditions and order as [`list_reservations`]) without its pages.
+pub fn export_stream<'c>(
+    conn: &'c mut PgConnection,
+    f: &'c ReservationFilter,
+) -> BoxStream<'c, Result<ReservationRow>> {
+    let mut sql = QueryBuilder::new(concat!(
+        "SELECT r.id, r.pms_id, l.id AS listing_id, r.listing_pms_id, l.name AS listing_name, r.guest_name,
+            r.check_in, r.check_out, r.nights, r.channel, r.channel_name, r.status, r.total_amount,
+            r.net_amount, r.currency",
+        reservation_from!()
+    ));
+    f.push_filter(&mut sql);
+    sql.push(" ORDER BY ").push(LIST_ORDER);
+    // The statement and its values leave the builder, so that the stream owns them rather than
+    // borrowing a builder that ends with this call.
+    let mut query = sql.build();
+    let arguments = match query.take_arguments() {
+        Ok(arguments) => arguments.unwrap_or_default(),
+        Err(err) => {
+            let err = Error::Internal(anyhow::anyhow!("binding the reservation filter: {err}"));
+            return futures::stream::once(async move { Err::<ReservationRow, _>(err) }).boxed();
+        }
+    };
+    let statement = query.sql();
+    sqlx::query_as_with::<_, ReservationRow, _>(statement, arguments)
+        .fetch(conn)
+        .map(|row| row.map_err(Error::from))
+        .boxed()
+}
+
+/// `{data: [reservation, ...]}`: the reservations of `status` arriving from `today` on or in
+/// progress (`check_out > today`), the soonest check-in first, at most `limit`, each as the list
+/// shows it.
+pub async fn upcoming(
+    conn: &mut PgConnection,
+    today: NaiveDate,
+    status: &str,
+    limit: i64,
+) -> Result<Value> {
+    let data: Value = sqlx::query_scalar(concat!(
+        "SELECT coalesce(jsonb_agg(p.item ORDER BY p.n), '[]'::jsonb) FROM (SELECT ",
+        reservation_view!(),
+        " AS item, row_number() OVER (ORDER BY r.check_in, r.id) AS n",
+        reservation_from!(),
+        " WHERE r.status = $1 AND r.check_out > $2::date ORDER BY r.check_in, r.id LIMIT $3) p"
+    ))
+    .bind(status)
+    .bind(today)
+    .bind(limit)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(serde_json::json!({ "data": data }))
 }
 
 /// One reservation as the list shows it, plus its `taxAmount`, `channelCommissionAmount` and

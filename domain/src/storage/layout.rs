@@ -1,5 +1,6 @@
 //! Where things live in the document store: one folder per villa under `Villas/`, with the
-//! document folders of the onboarding spec and one folder per photo category under `Photos/`.
+//! document folders of the onboarding spec and one folder per photo category under `Photos/`;
+//! the reporting API's spreadsheet exports under `Exports/`.
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -249,6 +250,12 @@ pub fn field_notes_folder(villa: &StoragePath) -> StoragePath {
     villa.join("Maintenance").join("Field-Notes")
 }
 
+/// Where a reporting export's file goes: `Exports/<name>`. The export job names it
+/// `<exportId>-<fileName>`, so two exports never share a file and a retried job replaces its own.
+pub fn export_path(name: &SafeName) -> StoragePath {
+    StoragePath::constant("Exports").child(name)
+}
+
 /// Every folder of a new villa's tree: each document folder and each photo category folder.
 pub fn villa_tree(villa: &StoragePath) -> Vec<StoragePath> {
     let mut folders: Vec<StoragePath> = DocumentType::ALL
@@ -292,6 +299,19 @@ mod tests {
             PhotoCategory::PoolOutdoorAreas.as_str(),
             "POOL_OUTDOOR_AREAS"
         );
+    }
+
+    #[test]
+    fn exports_live_under_their_own_folder() {
+        let id: Uuid = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b".parse().unwrap();
+        let file = format!("{id}-revenue_2026-03-01_2026-03-31.xlsx");
+        let name = SafeName::parse("fileName", &file).unwrap();
+        assert_eq!(
+            export_path(&name).as_str(),
+            "Exports/0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b-revenue_2026-03-01_2026-03-31.xlsx"
+        );
+        let escaping = SafeName::parse("fileName", "../../etc/passwd").unwrap();
+        assert_eq!(export_path(&escaping).as_str(), "Exports/..-..-etc-passwd");
     }
 
     #[test]

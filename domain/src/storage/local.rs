@@ -4,10 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
-use tokio::io::AsyncWriteExt;
+use bytes::BytesMut;
+use futures::{StreamExt, stream};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
 
-use super::{StorageError, StoragePath, StoredObject};
+use super::{ObjectStream, StorageError, StoragePath, StoredObject};
+
+/// The size of the chunks a streamed object is read in.
+const CHUNK: usize = 64 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct LocalStore {
@@ -75,6 +80,37 @@ impl LocalStore {
         Ok(Self::object(path))
     }
 
+    /// Copies the file `source` into place (through a temporary file in the target's folder, as
+    /// [`put`](Self::put)); the copy is the kernel's, so the file is never read into memory.
+    pub async fn put_file(
+        &self,
+        path: &StoragePath,
+        source: &Path,
+    ) -> Result<StoredObject, StorageError> {
+        let target = self.file_of(path);
+        let dir = target.parent().unwrap_or(&self.root).to_path_buf();
+        tokio::fs::create_dir_all(&dir)
+            .await
+            .map_err(|e| io(&dir, e))?;
+        let temp = dir.join(format!(".upload-{}.tmp", Uuid::new_v4().simple()));
+        let written = async {
+            tokio::fs::copy(source, &temp).await?;
+            // Opened for writing: flushing a file to disk needs write access on some systems.
+            let file = tokio::fs::OpenOptions::new()
+                .write(true)
+                .open(&temp)
+                .await?;
+            file.sync_all().await?;
+            tokio::fs::rename(&temp, &target).await
+        }
+        .await;
+        if let Err(e) = written {
+            let _ = tokio::fs::remove_file(&temp).await;
+            return Err(io(&target, e));
+        }
+        Ok(Self::object(path))
+    }
+
     pub async fn get(&self, path: &StoragePath) -> Result<Option<Vec<u8>>, StorageError> {
         let file = self.file_of(path);
         match tokio::fs::read(&file).await {
@@ -82,6 +118,36 @@ impl LocalStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io(&file, e)),
         }
+    }
+
+    /// The object read in chunks of [`CHUNK`] bytes. The file is opened here: a write that
+    /// replaces the object meanwhile (a rename) leaves this stream reading the file it opened.
+    /// A folder is not an object (`None`).
+    pub async fn get_stream(
+        &self,
+        path: &StoragePath,
+    ) -> Result<Option<ObjectStream>, StorageError> {
+        let name = self.file_of(path);
+        let file = match tokio::fs::File::open(&name).await {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(&name, e)),
+        };
+        let meta = file.metadata().await.map_err(|e| io(&name, e))?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        // Ends at the end of the file, or after the first read error.
+        let body = stream::try_unfold(file, |mut file| async move {
+            let mut chunk = BytesMut::with_capacity(CHUNK);
+            let read = file.read_buf(&mut chunk).await?;
+            Ok::<_, std::io::Error>((read > 0).then(|| (chunk.freeze(), file)))
+        })
+        .boxed();
+        Ok(Some(ObjectStream {
+            len: meta.len(),
+            body,
+        }))
     }
 
     pub async fn delete(&self, path: &StoragePath) -> Result<(), StorageError> {
@@ -112,7 +178,11 @@ impl LocalStore {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{DocumentType, SafeName, document_path, villa_folder, villa_tree};
+    use futures::TryStreamExt;
+
+    use super::super::{
+        DocumentType, SafeName, document_path, export_path, villa_folder, villa_tree,
+    };
     use super::*;
 
     fn temp_root() -> PathBuf {
@@ -152,6 +222,71 @@ mod tests {
         assert!(!store.folder_exists(&villa).await.unwrap());
         assert_eq!(store.get(&path).await.unwrap(), None);
         store.delete_tree(&villa).await.unwrap();
+        let _ = std::fs::remove_dir_all(root);
+    }
+
+    async fn read_all(object: ObjectStream) -> Vec<u8> {
+        object
+            .body
+            .try_fold(Vec::new(), |mut all, chunk| async move {
+                all.extend_from_slice(&chunk);
+                Ok(all)
+            })
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn files_are_stored_from_disk_and_streamed_back() {
+        let root = temp_root();
+        let store = LocalStore::new(&root);
+        // A few chunks, the last one partial.
+        let content: Vec<u8> = (0..3 * CHUNK + 123)
+            .map(|i| u8::try_from(i % 251).unwrap())
+            .collect();
+        let source = root.with_extension("source");
+        std::fs::write(&source, &content).unwrap();
+        let name = SafeName::parse("fileName", "0193-revenue_2026-03-01_2026-03-31.xlsx").unwrap();
+        let path = export_path(&name);
+        let stored = store.put_file(&path, &source).await.unwrap();
+        assert_eq!(stored.file_id, format!("local:{path}"));
+        assert!(source.exists(), "the source is copied, not moved");
+
+        let object = store.get_stream(&path).await.unwrap().unwrap();
+        assert_eq!(object.len, u64::try_from(content.len()).unwrap());
+        assert_eq!(read_all(object).await, content);
+
+        // Writing again replaces the object; no temporary file is left in its folder.
+        std::fs::write(&source, b"second").unwrap();
+        store.put_file(&path, &source).await.unwrap();
+        let object = store.get_stream(&path).await.unwrap().unwrap();
+        assert_eq!(object.len, 6);
+        assert_eq!(read_all(object).await, b"second");
+        let folder = store.file_of(&path).parent().unwrap().to_path_buf();
+        assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 1);
+
+        // A missing source is an error that leaves the object as it was, and nothing behind.
+        let missing = root.with_extension("missing");
+        assert!(store.put_file(&path, &missing).await.is_err());
+        assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 1);
+        assert_eq!(
+            store.get(&path).await.unwrap().as_deref(),
+            Some(&b"second"[..])
+        );
+
+        // An empty object streams nothing; a missing object and a folder are none.
+        std::fs::write(&source, b"").unwrap();
+        store.put_file(&path, &source).await.unwrap();
+        let object = store.get_stream(&path).await.unwrap().unwrap();
+        assert_eq!(object.len, 0);
+        assert!(read_all(object).await.is_empty());
+        store.delete(&path).await.unwrap();
+        assert!(store.get_stream(&path).await.unwrap().is_none());
+        let exports = StoragePath::constant("Exports");
+        assert!(store.folder_exists(&exports).await.unwrap());
+        assert!(store.get_stream(&exports).await.unwrap().is_none());
+
+        let _ = std::fs::remove_file(source);
         let _ = std::fs::remove_dir_all(root);
     }
 }

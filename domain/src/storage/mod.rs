@@ -1,6 +1,6 @@
-//! The document store (ARCHITECTURE.md, "Document store"): where uploaded files and the per-villa
-//! folder tree live. The local backend keeps the object at `storagePath` as the file
-//! `STORAGE_LOCAL_DIR/<storagePath>`; folders are real directories.
+//! The document store (ARCHITECTURE.md, "Document store"): where uploaded files, the per-villa
+//! folder tree and the reporting exports live. The local backend keeps the object at
+//! `storagePath` as the file `STORAGE_LOCAL_DIR/<storagePath>`; folders are real directories.
 //!
 //! Paths are [`StoragePath`]s, which can only be built from the layout's constants and
 //! [`SafeName`]s, so no value a client sends can name a place outside its villa's folder.
@@ -10,13 +10,16 @@ mod local;
 mod names;
 
 pub use layout::{
-    DocumentType, PhotoCategory, document_path, field_notes_folder, photo_folder, villa_folder,
-    villa_tree,
+    DocumentType, PhotoCategory, document_path, export_path, field_notes_folder, photo_folder,
+    villa_folder, villa_tree,
 };
 pub use local::LocalStore;
 pub use names::{MAX_NAME_LEN, SafeName};
 
 use std::fmt;
+
+use bytes::Bytes;
+use futures::stream::BoxStream;
 
 /// A relative, `/`-separated path inside the document store.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -75,6 +78,21 @@ pub struct StoredObject {
     pub url: String,
 }
 
+/// An object read as a stream of chunks, so that a large file is never held in memory.
+pub struct ObjectStream {
+    /// The object's size in bytes (when it was opened).
+    pub len: u64,
+    pub body: BoxStream<'static, std::io::Result<Bytes>>,
+}
+
+impl fmt::Debug for ObjectStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectStream")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
     #[error("document store I/O on {path}: {source}")]
@@ -114,10 +132,33 @@ impl DocumentStore {
         }
     }
 
+    /// Writes the file `file` (already on disk, e.g. an export the worker wrote) as the object,
+    /// without reading it into memory; writing it again replaces it.
+    pub async fn put_file(
+        &self,
+        path: &StoragePath,
+        file: &std::path::Path,
+    ) -> Result<StoredObject, StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.put_file(path, file).await,
+        }
+    }
+
     /// The object's bytes, or `None` when there is none.
     pub async fn get(&self, path: &StoragePath) -> Result<Option<Vec<u8>>, StorageError> {
         match self {
             DocumentStore::Local(s) => s.get(path).await,
+        }
+    }
+
+    /// The object as a stream of chunks with its size, or `None` when there is none: for
+    /// downloads of files too large to hold in memory.
+    pub async fn get_stream(
+        &self,
+        path: &StoragePath,
+    ) -> Result<Option<ObjectStream>, StorageError> {
+        match self {
+            DocumentStore::Local(s) => s.get_stream(path).await,
         }
     }
 
