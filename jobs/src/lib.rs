@@ -9,6 +9,7 @@
 
 pub mod alerts;
 pub mod documents;
+pub mod exports;
 pub mod maintenance;
 pub mod media;
 pub mod pms;

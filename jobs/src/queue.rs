@@ -42,6 +42,8 @@ queues! {
     Alerts => "alerts",
     /// PMS synchronisation.
     Pms => "pms",
+    /// Spreadsheet exports of the reporting data.
+    Exports => "exports",
 }
 
 impl Queue {

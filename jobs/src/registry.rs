@@ -38,6 +38,10 @@ pub struct JobServices {
     pub queues: JobQueues,
     /// HTTP client of the PMS calls (each call sets its own timeout).
     pub http: reqwest::Client,
+    /// `EXPORT_RETENTION_DAYS`: how long a completed export's file stays downloadable.
+    pub export_retention: Duration,
+    /// How many exports this worker builds at once ([`crate::exports::CONCURRENT_EXPORTS`]).
+    pub export_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl JobServices {
@@ -63,6 +67,10 @@ impl JobServices {
             redis_prefix: settings.redis_prefix.clone(),
             queues,
             http,
+            export_retention: settings.reporting.export_retention,
+            export_slots: Arc::new(tokio::sync::Semaphore::new(
+                crate::exports::CONCURRENT_EXPORTS,
+            )),
         }
     }
 }

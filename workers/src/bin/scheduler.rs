@@ -8,9 +8,10 @@
 //! - each periodic job (`jobs::Periodic`, declared beside the job with the setting of its
 //!   interval), every that many seconds from start: planned-maintenance generation
 //!   (`PM_GENERATE_INTERVAL_SECS`, default 900), the stock alerts of every item
-//!   (`ALERT_EVALUATION_INTERVAL_SECS`, default 900) and the incremental PMS sync
-//!   (`PMS_SYNC_INTERVAL_SECS`, default 900; nothing while the PMS is not configured). A tick is the interval's number since the
-//!   epoch.
+//!   (`ALERT_EVALUATION_INTERVAL_SECS`, default 900), the incremental PMS sync
+//!   (`PMS_SYNC_INTERVAL_SECS`, default 900; nothing while the PMS is not configured) and the
+//!   removal of expired reporting exports (`EXPORT_EXPIRY_INTERVAL_SECS`, default 3600). A tick
+//!   is the interval's number since the epoch.
 //! - `0 0 3 * * *` (cron, UTC, with seconds): purge finished job rows older than
 //!   `JOB_RETENTION_DAYS` (default 14). Its line is written here rather than derived from the
 //!   job: it runs at a time of day, not at an interval, and its payload carries that scheduler
@@ -51,6 +52,7 @@ fn table(lookup: Lookup<'_>, retention_days: u32) -> anyhow::Result<Vec<Entry>> 
         periodic::<GeneratePlannedWork>(lookup),
         periodic::<EvaluateStockAlerts>(lookup),
         periodic::<jobs::pms::ScheduleSync>(lookup),
+        periodic::<jobs::exports::ExpireExports>(lookup),
     ];
     let mut entries = Vec::new();
     let mut problems = Vec::new();
@@ -326,6 +328,14 @@ mod tests {
             Some("every 900s")
         );
         assert_eq!(
+            found(jobs::pms::ScheduleSync::KIND).as_deref(),
+            Some("every 900s")
+        );
+        assert_eq!(
+            found(jobs::exports::ExpireExports::KIND).as_deref(),
+            Some("every 3600s")
+        );
+        assert_eq!(
             found(PurgeFinishedJobs::KIND).as_deref(),
             Some("cron 0 0 3 * * *")
         );
@@ -349,6 +359,8 @@ mod tests {
         for var in [
             GeneratePlannedWork::INTERVAL_SETTING,
             EvaluateStockAlerts::INTERVAL_SETTING,
+            jobs::pms::ScheduleSync::INTERVAL_SETTING,
+            jobs::exports::ExpireExports::INTERVAL_SETTING,
         ] {
             assert!(
                 err.contains(&format!("{var} must be a whole number of seconds")),
