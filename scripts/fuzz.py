@@ -147,6 +147,17 @@ def seed(api):
         sys.exit(f"seeding: the PMS sync did not complete: {status}")
     ids["listing"] = api.call("GET", "/reporting/listings?limit=1", 200)["data"][0]["id"]
     ids["reservation"] = api.call("GET", "/reporting/reservations?limit=1", 200)["data"][0]["id"]
+    # A completed export of the synced reservations (worker-exports), so that the export's status
+    # and download routes reach a real file.
+    started = api.call("POST", "/reporting/export", 202, json={"type": "reservations", "format": "excel"})
+    ids["export"] = started["exportId"]
+    for _ in range(120):
+        export = api.call("GET", f"/reporting/export/{ids['export']}", 200)
+        if export["status"] != "PROCESSING":
+            break
+        time.sleep(0.5)
+    if export["status"] != "COMPLETED":
+        sys.exit(f"seeding: the export did not complete: {export}")
     return ids
 
 
@@ -179,6 +190,7 @@ def configuration(ids):
         (" /reporting/listings/\\{id\\}", {"id": ids["listing"]}),
         (" /reporting/reservations/\\{id\\}", {"id": ids["reservation"]}),
         (" /reporting/sync/status/\\{syncId\\}", {"syncId": ids["sync"]}),
+        (" /reporting/export/\\{exportId\\}", {"exportId": ids["export"]}),
     ]
     lines = [
         "[parameters]",

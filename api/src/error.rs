@@ -49,6 +49,17 @@ pub enum AppError {
         message: String,
         details: Value,
     },
+    /// 409 that passes once the work under way is done (an export still being made): the
+    /// reporting body's `retryAfter` and `Retry-After` say when to ask again.
+    #[error("{message}")]
+    ConflictRetry {
+        code: &'static str,
+        message: String,
+        retry_after_secs: u64,
+    },
+    /// 410: the record existed and is gone for good (an export past its retention).
+    #[error("{message}")]
+    Gone { code: &'static str, message: String },
     #[error("the record was changed since it was read")]
     PreconditionFailed,
     #[error("{0}")]
@@ -229,6 +240,16 @@ impl AppError {
                 i.extra = Some(details.clone());
                 i
             }
+            AppError::ConflictRetry {
+                code,
+                message,
+                retry_after_secs,
+            } => {
+                let mut i = ErrorInfo::new(StatusCode::CONFLICT, code, message);
+                i.retry_after_secs = Some(*retry_after_secs);
+                i
+            }
+            AppError::Gone { code, message } => ErrorInfo::new(StatusCode::GONE, code, message),
             AppError::PreconditionFailed => ErrorInfo::new(
                 StatusCode::PRECONDITION_FAILED,
                 "PRECONDITION_FAILED",
@@ -596,7 +617,8 @@ pub mod schema {
     pub struct ReportingErrorBody {
         code: String,
         message: String,
-        /// Seconds to wait before trying again; `null` unless rate limited.
+        /// Seconds to wait before trying again; `null` unless rate limited (429) or waiting
+        /// for work under way (409 `EXPORT_NOT_READY`).
         retry_after: Option<u64>,
     }
 

@@ -1,6 +1,7 @@
 //! Serving stored files, whichever surface names them (onboarding's documents and photos,
-//! maintenance's field notes): the bytes from Postgres while the worker has not stored them, else
-//! from the document store, with their type and caching headers.
+//! maintenance's field notes, reporting's exports): the bytes from Postgres while the worker has
+//! not stored them, else from the document store, with their type and caching headers. Large
+//! files (exports) are streamed from the store as they are read, never held whole in memory.
 
 use axum::{
     body::Body,
@@ -43,6 +44,57 @@ pub fn bytes_response(
     res
 }
 
+/// A stored object streamed as it is read from the document store, with its length, type and
+/// caching headers: a file of any size costs a few buffers of memory. `len` is the object's size
+/// as the store said it; hyper ends the connection if the body does not match it, so a client
+/// never takes a short file for a whole one.
+pub fn stream_response<S>(
+    body: S,
+    len: u64,
+    content_type: &str,
+    cache_control: &'static str,
+    disposition: Option<String>,
+) -> Response
+where
+    S: futures::TryStream + Send + 'static,
+    S::Ok: Into<axum::body::Bytes>,
+    S::Error: Into<axum::BoxError>,
+{
+    let mut res = Response::new(Body::from_stream(body));
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_str(content_type)
+            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(cache_control),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if let Some(d) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
+        h.insert(header::CONTENT_DISPOSITION, d);
+    }
+    res
+}
+
+/// `attachment; filename="<name>"`: the name with every character a quoted header value cannot
+/// carry as is (quotes, backslashes, controls, anything beyond ASCII) replaced by `_`.
+pub fn attachment(file_name: &str) -> String {
+    let safe: String = file_name
+        .chars()
+        .map(|c| {
+            let kept = c == ' ' || (c.is_ascii_graphic() && !matches!(c, '"' | '\\'));
+            if kept { c } else { '_' }
+        })
+        .collect();
+    format!("attachment; filename=\"{safe}\"")
+}
+
 /// 304 when the client's `If-None-Match` names `etag`.
 pub fn not_modified(headers: &HeaderMap, etag: &str) -> Option<Response> {
     let inm = headers.get(header::IF_NONE_MATCH)?.to_str().ok()?;
@@ -75,4 +127,46 @@ pub async fn read_content(state: &AppState, content: StoredContent) -> Result<Ve
         .await
         .map_err(|e| AppError::Internal(e.into()))?
         .ok_or(AppError::NotFound("file in the document store"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attachment_names_are_header_safe() {
+        assert_eq!(
+            attachment("revenue_2026-03-01_2026-03-31.xlsx"),
+            "attachment; filename=\"revenue_2026-03-01_2026-03-31.xlsx\""
+        );
+        assert_eq!(
+            attachment("a\"b\\c\nd é.csv"),
+            "attachment; filename=\"a_b_c_d _.csv\""
+        );
+    }
+
+    #[tokio::test]
+    async fn a_streamed_file_has_its_length_and_type() {
+        let chunks: Vec<std::io::Result<axum::body::Bytes>> = vec![
+            Ok(axum::body::Bytes::from_static(b"ab")),
+            Ok(axum::body::Bytes::from_static(b"c")),
+        ];
+        let res = stream_response(
+            futures::stream::iter(chunks),
+            3,
+            "text/csv; charset=utf-8",
+            "private, no-store",
+            Some(attachment("x.csv")),
+        );
+        let h = res.headers();
+        assert_eq!(h[header::CONTENT_LENGTH], "3");
+        assert_eq!(h[header::CONTENT_TYPE], "text/csv; charset=utf-8");
+        assert_eq!(h[header::CACHE_CONTROL], "private, no-store");
+        assert_eq!(
+            h[header::CONTENT_DISPOSITION],
+            "attachment; filename=\"x.csv\""
+        );
+        let body = axum::body::to_bytes(res.into_body(), 100).await.unwrap();
+        assert_eq!(&body[..], b"abc");
+    }
 }

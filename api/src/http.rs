@@ -78,6 +78,8 @@ pub fn cors(settings: &ApiSettings) -> CorsLayer {
             header::ETAG,
             header::RETRY_AFTER,
             header::LOCATION,
+            // The name of a downloaded export.
+            header::CONTENT_DISPOSITION,
             HeaderName::from_static("ratelimit-limit"),
             HeaderName::from_static("ratelimit-remaining"),
             HeaderName::from_static("ratelimit-reset"),

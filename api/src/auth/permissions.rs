@@ -112,6 +112,14 @@ const MANAGED: &[(&str, &str)] = &[
     ("POST", "/inventory/locations"),
 ];
 
+/// POST routes that only read: what they start is made of data the caller may already read, so
+/// read access is enough (a viewer may export what a viewer sees).
+const READS: &[(&str, &str)] = &[
+    // An export is a file of the reporting rows and figures the caller may read through the GET
+    // routes; the only thing it writes is the job that builds the file, and the file expires.
+    ("POST", "/reporting/export"),
+];
+
 /// Whether `roles` may cancel a work order (a status change through the update route, so the
 /// route alone cannot say).
 pub fn may_cancel_work_orders(roles: &[Role]) -> bool {
@@ -140,6 +148,8 @@ pub fn requirement(method: &Method, path: &str) -> Requirement {
     }
     let access = if MANAGED.contains(&(method.as_str(), path)) {
         Access::Manage
+    } else if READS.contains(&(method.as_str(), path)) {
+        Access::Read
     } else if *method == Method::DELETE {
         Access::Delete
     } else if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
@@ -209,5 +219,39 @@ mod tests {
             requirement(&post, "/management/villas")
         ));
         assert!(!allows(&[], requirement(&get, "/management/villas")));
+    }
+
+    /// Exporting reads: a viewer may export what it may read, and still not trigger a sync.
+    #[test]
+    fn posts_that_only_read() {
+        let post = Method::POST;
+        assert_eq!(
+            requirement(&post, "/reporting/export"),
+            Requirement::Permission(Area::Reporting, Access::Read)
+        );
+        assert_eq!(
+            requirement(&post, "/reporting/sync/trigger"),
+            Requirement::Permission(Area::Reporting, Access::Write)
+        );
+        for role in [Role::Viewer, Role::Staff, Role::Manager, Role::Admin] {
+            assert!(
+                allows(&[role], requirement(&post, "/reporting/export")),
+                "{role:?}"
+            );
+            assert!(allows(
+                &[role],
+                requirement(&Method::GET, "/reporting/export/{exportId}/download")
+            ));
+        }
+        assert!(!allows(
+            &[Role::Viewer],
+            requirement(&post, "/reporting/sync/trigger")
+        ));
+        assert!(!allows(&[], requirement(&post, "/reporting/export")));
+        // Only the route named: any other POST of the surface stays a write.
+        assert_eq!(
+            requirement(&post, "/reporting/export/{exportId}"),
+            Requirement::Permission(Area::Reporting, Access::Write)
+        );
     }
 }

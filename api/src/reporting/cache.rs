@@ -140,3 +140,28 @@ pub async fn invalidate(state: &AppState, after: &str) {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use jobs::reporting_cache::ttl_of;
+
+    /// An export's answers change while its job runs, and its file is not JSON: never cached.
+    #[test]
+    fn exports_are_never_cached() {
+        for path in [
+            "/reporting/export",
+            "/reporting/export/0198a000-0000-7000-8000-000000000001",
+            "/reporting/export/0198a000-0000-7000-8000-000000000001/download",
+        ] {
+            assert_eq!(ttl_of(path), None, "{path}");
+        }
+        for path in [
+            "/reporting/dashboard/metrics",
+            "/reporting/dashboard/charts",
+            "/reporting/dashboard/occupancy",
+            "/reporting/dashboard/reservations",
+        ] {
+            assert!(ttl_of(path).is_some(), "{path}");
+        }
+    }
+}

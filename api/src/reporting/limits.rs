@@ -220,6 +220,12 @@ mod tests {
         assert_eq!(class_of("/reporting/sync/trigger"), Some(SYNC));
         assert_eq!(class_of("/reporting/sync/status/x"), Some(SYNC));
         assert_eq!(class_of("/reporting/reservations"), Some(DEFAULT));
+        assert_eq!(class_of("/reporting/export"), Some(DEFAULT));
+        assert_eq!(class_of("/reporting/export/x/download"), Some(DEFAULT));
+        assert_eq!(
+            class_of("/reporting/dashboard/reservations"),
+            Some(DASHBOARD)
+        );
         assert_eq!(class_of("/reporting/health"), None);
         assert_eq!(class_of("/inventory/items"), None);
     }

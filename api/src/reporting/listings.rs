@@ -1,12 +1,14 @@
-//! `/reporting/listings`: the PMS listings the sync stores, each with its figures over the last
-//! 30 days (`domain::reporting::metrics`, the definitions the dashboard shares), and its link to
-//! a villa, which a person may set by hand.
+//! `/reporting/listings`: the PMS listings the sync stores, each with its figures over a period
+//! (`startDate`, `endDate` and `currency` as the dashboard reads them; the definitions of
+//! `domain::reporting::figures`, which the dashboard and the exports share), and its link to a
+//! villa, which a person may set by hand.
 
 use axum::{Json, extract::State};
 use domain::{
     Problems,
     reporting::{
         LISTING_STATUSES,
+        figures::{self, MAX_PERIOD_NIGHTS, Period},
         listings::{self, ListingFilter},
     },
 };
@@ -16,6 +18,7 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
+use super::dashboard::{CurrencyQuery, PeriodQuery};
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath, ApiQuery, Object},
@@ -24,13 +27,15 @@ use crate::{
     state::AppState,
 };
 
-/// How the listing figures are computed, in the OpenAPI description of a listing.
-pub const METRICS_DESCRIPTION: &str = "A property-management-system listing. `metrics` cover the last 30 days: \
-the 30 nights before today (today excluded; the company's day, BUSINESS_TIME_ZONE), counting CONFIRMED reservations only. \
-`revenue`: the sum of their totalAmount, each pro rata of its nights inside those 30 (a stay across the window's edge counts \
-only its nights inside), rounded to 2 decimals, in the listing's currency. `occupancy`: their booked nights inside the 30 \
-as a percentage of 30, rounded to 1 decimal (owner stays are not bookings). `bookings`: how many of them check in inside \
-the 30 nights. The dashboard uses the same definitions.";
+/// How the listing figures are computed, in the OpenAPI description of a listing (the formulas
+/// themselves are `figures::DEFINITIONS`, the description of `metrics`).
+pub const METRICS_DESCRIPTION: &str = "A property-management-system listing. `metrics` are its figures \
+over the period of `startDate` and `endDate` (both nights included; default the 30 nights ending today, the company's \
+day, BUSINESS_TIME_ZONE; at most 366 nights), money in `currency` (default REPORTING_CURRENCY, THB unless set), with \
+the dashboard's definitions: counted stays are CONFIRMED reservations; owner stays block nights; revenue spreads each \
+stay's totalAmount evenly over its nights; occupancy = booked / available nights × 100; ADR = revenue / booked nights \
+in that currency; RevPAR = revenue / available nights; bookings = check-ins inside the period. Money of stays in \
+other currencies is left out, never converted: ask with the listing's own `currency` for its revenue.";
 
 crate::computed_schema!(
     /// A listing (see `METRICS_DESCRIPTION`).
@@ -54,11 +59,20 @@ crate::computed_schema!(
                 "description": "When a sync last stored a change of it."},
             "metrics": {
                 "type": "object",
-                "required": ["revenue", "occupancy", "bookings"],
+                "description": figures::DEFINITIONS,
+                "required": ["revenue", "occupancy", "bookings", "adr", "revpar", "bookedNights",
+                    "availableNights", "currency", "startDate", "endDate"],
                 "properties": {
-                    "revenue": {"type": "number", "description": "Last 30 nights, pro rata by night, in `currency`."},
-                    "occupancy": {"type": "number", "minimum": 0, "description": "Percent of the last 30 nights booked."},
-                    "bookings": {"type": "integer", "minimum": 0, "description": "Check-ins in the last 30 nights."}
+                    "revenue": {"type": "number", "description": "Over the period, each stay's totalAmount spread evenly over its nights, in `metrics.currency`; rounded to 2 decimals."},
+                    "occupancy": {"type": "number", "minimum": 0, "description": "bookedNights / availableNights × 100, rounded to 2 decimals (0 when no night is available)."},
+                    "bookings": {"type": "integer", "minimum": 0, "description": "Counted stays checking in inside the period."},
+                    "adr": {"type": "number", "description": "revenue / booked nights of the stays in `metrics.currency`, rounded to 2 decimals."},
+                    "revpar": {"type": "number", "description": "revenue / availableNights, rounded to 2 decimals."},
+                    "bookedNights": {"type": "integer", "minimum": 0, "description": "Nights of counted stays inside the period."},
+                    "availableNights": {"type": "integer", "minimum": 0, "description": "The period's nights less the listing's owner-stay nights."},
+                    "currency": {"type": "string", "description": "ISO 4217: the currency of revenue, adr and revpar (the `currency` parameter)."},
+                    "startDate": {"type": "string", "format": "date", "description": "The period's first night."},
+                    "endDate": {"type": "string", "format": "date", "description": "The period's last night, included."}
                 }
             }
         }
@@ -90,16 +104,20 @@ pub struct ListingQuery {
     search: Option<String>,
 }
 
-/// Listings ordered by name, with their figures over the last 30 days.
+/// Listings ordered by name, with their figures over the period (default the 30 nights ending
+/// today).
 #[utoipa::path(get, operation_id = "reporting_listings_list", path = "/reporting/listings", tag = "reporting",
-    params(PageQuery, ListingQuery),
+    params(PageQuery, ListingQuery, PeriodQuery, CurrencyQuery),
     responses(
         (status = 200, description = "A page of listings (`X-Cache: HIT` or `MISS`)", body = Page<ReportingListing>),
+        (status = 400, description = "VALIDATION_ERROR: a bad page, limit, status or search, a malformed date, startDate after endDate, more than 366 nights, a malformed currency; the message names the parameter"),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 listing requests a minute per caller")))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<ListingQuery>,
+    ApiQuery(period): ApiQuery<PeriodQuery>,
+    ApiQuery(currency): ApiQuery<CurrencyQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = paging.read(&mut problems);
@@ -112,33 +130,46 @@ pub async fn list(
         ),
         search: crate::management::search_term(&mut problems, q.search.as_deref()),
     };
-    problems.finish()?;
     let today = state.core.business_time_zone.today();
+    let period = period.read(&mut problems, today, MAX_PERIOD_NIGHTS);
+    let currency = currency.read(&mut problems, &state.core.reporting.currency);
+    let (period, currency) = problems.finish_with(period.zip(currency))?;
     let mut conn = state.pool.acquire().await?;
     Ok(JsonPageAnswer::new(
-        listings::list_listings(&mut conn, &filter, page, today).await?,
+        listings::list_listings(&mut conn, &filter, page, period, &currency).await?,
         page,
     ))
 }
 
-/// One listing, with its internal name.
+/// One listing, with its internal name and its figures over the period (default the 30 nights
+/// ending today).
 #[utoipa::path(get, operation_id = "reporting_listings_get", path = "/reporting/listings/{id}", tag = "reporting",
-    params(("id" = Uuid, Path)),
+    params(("id" = Uuid, Path), PeriodQuery, CurrencyQuery),
     responses(
         (status = 200, description = "The listing (`X-Cache: HIT` or `MISS`)", body = ReportingListing),
+        (status = 400, description = "VALIDATION_ERROR: a malformed id or date, startDate after endDate, more than 366 nights, a malformed currency; the message names the parameter"),
         (status = 404, description = "No such listing"),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 listing requests a minute per caller")))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
+    ApiQuery(period): ApiQuery<PeriodQuery>,
+    ApiQuery(currency): ApiQuery<CurrencyQuery>,
 ) -> Result<Json<Value>, AppError> {
     let today = state.core.business_time_zone.today();
+    let mut problems = Problems::new();
+    let period = period.read(&mut problems, today, MAX_PERIOD_NIGHTS);
+    let currency = currency.read(&mut problems, &state.core.reporting.currency);
+    let (period, currency) = problems.finish_with(period.zip(currency))?;
     let mut conn = state.pool.acquire().await?;
-    Ok(Json(listings::get_listing(&mut conn, id, today).await?))
+    Ok(Json(
+        listings::get_listing(&mut conn, id, period, &currency).await?,
+    ))
 }
 
 /// Links the listing to a villa by hand, or unlinks it (`villaId: null`); later syncs keep the
-/// choice. The cached reporting answers are dropped at once.
+/// choice. The cached reporting answers are dropped at once. The answer's figures are over the
+/// default period, in the default currency.
 #[utoipa::path(patch, operation_id = "reporting_listings_update", path = "/reporting/listings/{id}", tag = "reporting",
     params(("id" = Uuid, Path)), request_body = ListingVillaLink,
     responses(
@@ -175,10 +206,11 @@ pub async fn update(
         }
     };
     let villa_id = problems.finish_with(villa_id)?;
-    let today = state.core.business_time_zone.today();
+    let period = Period::default_ending(state.core.business_time_zone.today());
+    let currency = &state.core.reporting.currency;
     let mut tx = state.pool.begin().await?;
     listings::link_villa(&mut tx, id, villa_id).await?;
-    let listing = listings::get_listing(&mut tx, id, today).await?;
+    let listing = listings::get_listing(&mut tx, id, period, currency).await?;
     tx.commit().await?;
     super::cache::invalidate(&state, "a listing linked to a villa").await;
     Ok(Json(listing))

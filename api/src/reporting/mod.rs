@@ -1,15 +1,20 @@
 //! The reporting surface, mounted at `/reporting` (spec/operations-apis.md, "Reporting"): the
-//! listings and reservations the PMS sync stores (`domain::reporting`), the sync runs themselves
-//! (jobs on the `pms` queue, `jobs::pms`), and health. Errors are `{error: {code, message,
-//! retryAfter}}`.
+//! listings and reservations the PMS sync stores (`domain::reporting`), the dashboards of their
+//! figures ([`dashboard`], one set of definitions: `domain::reporting::figures`), spreadsheet
+//! exports made by jobs on the `exports` queue ([`export`], `jobs::exports`), the sync runs
+//! themselves (jobs on the `pms` queue, `jobs::pms`), and health. Errors are `{error: {code,
+//! message, retryAfter}}`.
 //!
 //! Two route layers wrap every route but health, in this order: the per-caller rate limits
 //! ([`limits`]), then the answer cache of the listing, reservation and dashboard reads
-//! ([`cache`]); a cached answer still counts against its caller's limit. Both keep their state in
+//! ([`cache`]; never the exports, whose state changes while they are made); a cached answer
+//! still counts against its caller's limit. Both keep their state in
 //! Redis so that every API replica shares one budget and one cache, and both serve on, unlimited
 //! and uncached, while Redis is unreachable.
 
 pub mod cache;
+pub mod dashboard;
+pub mod export;
 pub mod health;
 pub mod limits;
 pub mod listings;
@@ -32,6 +37,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(sync::router())
         .merge(listings::router())
         .merge(reservations::router())
+        .merge(dashboard::router())
+        .merge(export::router())
         .merge(health::router())
         // Route layers run only for matched routes, inside `auth::authorize` (the caller is
         // known); the last added runs first: the limit, then the cache.

@@ -104,6 +104,7 @@ pub async fn list(
     let page = paging.read(&mut problems);
     let filter = ReservationFilter {
         listing_id: id_filter(&mut problems, "listingId", q.listing_id.as_deref()),
+        listing_ids: Vec::new(),
         status: set_filter(
             &mut problems,
             "status",
