@@ -16,6 +16,8 @@ mod management_villas;
 mod onboarding;
 mod pipeline;
 mod planned_maintenance;
+mod reporting_dashboard;
+mod reporting_exports;
 mod reporting_reads;
 mod reporting_sync;
 mod uploads;

@@ -1,13 +1,11 @@
-//! The reading side of `/reporting`: listings with their 30-day metrics, the villa link made by
-//! hand, reservations, health in each state, and what every API replica shares through Redis
-//! (rate limits per caller, the answer cache, its expiry and its invalidation), with 401/403 and
-//! bad input on every route. Rows are put in place with SQL where a test needs exact dates and
+//! The reading side of `/reporting`: listings with their metrics over a period (the dashboard's
+//! definitions, by default the 30 nights ending today), the villa link made by hand,
+//! reservations, health in each state, and what every API replica shares through Redis (rate
+//! limits per caller, the answer cache, its expiry and its invalidation), with 401/403 and bad
+//! input on every route. Rows are put in place with SQL where a test needs exact dates and
 //! names, or synced from the fake PMS where the test is about the PMS.
 
-use std::{
-    collections::BTreeSet,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, NaiveDate, TimeDelta};
 use reqwest::{
@@ -22,6 +20,7 @@ use uuid::Uuid;
 
 use crate::auth::assert_error_shape;
 use crate::management_villas::{create_villa, send};
+use crate::reporting_dashboard::d;
 
 /// A listing as a sync would have stored it.
 async fn insert_listing(pool: &PgPool, pms_id: i64, name: &str, status: &str) -> Uuid {
@@ -87,6 +86,11 @@ fn pms_status_of(status: &str) -> &'static str {
 }
 
 async fn insert_stay(pool: &PgPool, s: &Stay) -> Uuid {
+    insert_stay_in(pool, s, Some("USD")).await
+}
+
+/// [`insert_stay`] in `currency`.
+async fn insert_stay_in(pool: &PgPool, s: &Stay, currency: Option<&str>) -> Uuid {
     let id = Uuid::now_v7();
     sqlx::query(
         "INSERT INTO pms_reservations (id, pms_id, listing_pms_id, guest_name, check_in, check_out,
@@ -94,7 +98,7 @@ async fn insert_stay(pool: &PgPool, s: &Stay) -> Uuid {
                                        net_amount, tax_amount, channel_commission,
                                        hostaway_commission, currency, status, pms_status, raw,
                                        synced_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11, $12, $13, 0, 'USD', $14, $15,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11, $12, $13, 0, $17, $14, $15,
                  $16, now())",
     )
     .bind(id)
@@ -113,6 +117,7 @@ async fn insert_stay(pool: &PgPool, s: &Stay) -> Uuid {
     .bind(s.status)
     .bind(pms_status_of(s.status))
     .bind(json!({"id": s.pms_id, "listingMapId": s.listing_pms_id}))
+    .bind(currency)
     .execute(pool)
     .await
     .unwrap();
@@ -357,130 +362,166 @@ async fn listings_are_paged_ordered_by_name_and_filtered(pool: PgPool) {
     );
 }
 
-/// Nights of a stay `[check_in, check_out)` inside the window `[start, end)`.
-fn nights_inside(s: &Stay, start: NaiveDate, end: NaiveDate) -> i64 {
-    let from = s.check_in.max(start);
-    let to = s.check_out().min(end);
-    (to - from).num_days().max(0)
-}
-
-/// The metrics of one listing as the design defines them, computed here from the stays: over the
-/// 30 nights `[today-30, today)`, CONFIRMED stays only; revenue pro rata by night (2 decimals),
-/// every stay counted, two on the same night included; occupancy = the nights booked by at least
-/// one stay / 30 * 100 (1 decimal), a night booked twice counted once; bookings = check-ins
-/// inside the window.
-fn expected_metrics(stays: &[&Stay], today: NaiveDate) -> (Decimal, Decimal, i64) {
-    let start = today - TimeDelta::days(30);
-    let confirmed: Vec<&&Stay> = stays.iter().filter(|s| s.status == "CONFIRMED").collect();
-    let revenue: Decimal = confirmed
-        .iter()
-        .map(|s| s.total * Decimal::from(nights_inside(s, start, today)) / Decimal::from(s.nights))
-        .sum();
-    let mut booked = BTreeSet::new();
-    for s in &confirmed {
-        let mut night = s.check_in.max(start);
-        while night < s.check_out().min(today) {
-            booked.insert(night);
-            night += TimeDelta::days(1);
-        }
-    }
-    let nights = i64::try_from(booked.len()).unwrap();
-    let occupancy = Decimal::from(nights) / Decimal::from(30) * Decimal::from(100);
-    let bookings = confirmed
-        .iter()
-        .filter(|s| s.check_in >= start && s.check_in < today)
-        .count() as i64;
-    (revenue.round_dp(2), occupancy.round_dp(1), bookings)
+/// Asserts a listing's `metrics`: (revenue, occupancy, bookings, ADR, RevPAR, booked nights,
+/// available nights) in `currency` over `[start, end]`.
+fn assert_metrics(
+    listing: &Value,
+    expected: (&str, &str, i64, &str, &str, i64, i64),
+    (currency, start, end): (&str, &str, &str),
+) {
+    let m = &listing["metrics"];
+    let (revenue, occupancy, bookings, adr, revpar, booked, available) = expected;
+    assert_eq!(dec(&m["revenue"]), d(revenue), "revenue of {listing}");
+    assert_eq!(dec(&m["occupancy"]), d(occupancy), "occupancy of {listing}");
+    assert_eq!(
+        m["bookings"].as_i64(),
+        Some(bookings),
+        "bookings of {listing}"
+    );
+    assert_eq!(dec(&m["adr"]), d(adr), "ADR of {listing}");
+    assert_eq!(dec(&m["revpar"]), d(revpar), "RevPAR of {listing}");
+    assert_eq!(m["bookedNights"].as_i64(), Some(booked), "{listing}");
+    assert_eq!(m["availableNights"].as_i64(), Some(available), "{listing}");
+    assert_eq!(m["currency"], currency, "{listing}");
+    assert_eq!(m["startDate"], start, "{listing}");
+    assert_eq!(m["endDate"], end, "{listing}");
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
-async fn listing_metrics_cover_the_last_thirty_nights_of_confirmed_stays(pool: PgPool) {
+async fn listing_metrics_follow_the_dashboard_definitions_over_a_period(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
-    // The API's business day (UTC in tests), never the database's current_date.
-    let today = domain::clock::BusinessZone::default().today();
-    let day = |offset: i64| today + TimeDelta::days(offset);
     let busy = insert_listing(&pool, 1, "Villa Busy", "ACTIVE").await;
     let other = insert_listing(&pool, 2, "Villa Other", "ACTIVE").await;
     let idle = insert_listing(&pool, 3, "Villa Idle", "ACTIVE").await;
-    let stay = |pms_id: i64, listing: i64, check_in: i64, nights: i32, status, total: i64| Stay {
+    let recent = insert_listing(&pool, 4, "Villa Recent", "ACTIVE").await;
+    let date = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
+    let stay = |pms_id: i64, listing: i64, check_in: &str, nights: i32, status, total: i64| Stay {
         pms_id,
         listing_pms_id: Some(listing),
-        check_in: day(check_in),
+        check_in: date(check_in),
         nights,
         status,
         channel: "AIRBNB",
         total: Decimal::new(total * 100, 2),
     };
+    // The period read: 1–30 March 2026, 30 nights. In THB unless said.
     let busy_stays = [
-        // Fully inside: 6 nights, 600.00, one booking.
-        stay(11, 1, -20, 6, "CONFIRMED", 600),
-        // Across the window's start: 7 nights from today-35, of which today-30 and today-29 are
-        // inside: 2/7 of 1000.00 = 285.71, 2 nights, no booking (it checked in before).
-        stay(12, 1, -35, 7, "CONFIRMED", 1000),
-        // Across its end: 4 nights from today-2, today-2 and today-1 inside (the window ends
-        // before today): 200.00, 2 nights, one booking.
-        stay(13, 1, -2, 4, "CONFIRMED", 400),
-        // Not bookings: cancelled, owner stay, pending.
-        stay(14, 1, -10, 3, "CANCELLED", 999),
-        stay(15, 1, -6, 3, "OWNER_STAY", 0),
-        stay(16, 1, -26, 2, "PENDING", 500),
-        // Not yet.
-        stay(17, 1, 3, 3, "CONFIRMED", 700),
-        // Long past.
-        stay(18, 1, -60, 5, "CONFIRMED", 800),
-        // Booked twice (a duplicate booking), the same 3 nights from today-10: both count for
-        // revenue (450.00 each) and bookings, the 3 nights once for occupancy.
-        stay(19, 1, -10, 3, "CONFIRMED", 450),
-        stay(20, 1, -10, 3, "CONFIRMED", 450),
-        // 4 nights from today-16, overlapping the first stay's last 2 (today-16, today-15):
-        // 400.00, one booking, 2 nights more (today-14, today-13).
-        stay(22, 1, -16, 4, "CONFIRMED", 400),
+        // 5–10 March: 6 nights, 600.00, a check-in.
+        stay(11, 1, "2026-03-05", 6, "CONFIRMED", 600),
+        // 24 February – 2 March: 2 of its 7 nights inside (the 1st and 2nd), 1,000.00 × 2/7 =
+        // 285.714…, checked in before.
+        stay(12, 1, "2026-02-24", 7, "CONFIRMED", 1000),
+        // 29 March – 1 April: the 29th and 30th inside (the period ends with the 30th), 200.00, a
+        // check-in.
+        stay(13, 1, "2026-03-29", 4, "CONFIRMED", 400),
+        // Not bookings: cancelled, pending.
+        stay(14, 1, "2026-03-10", 3, "CANCELLED", 999),
+        stay(16, 1, "2026-03-05", 2, "PENDING", 500),
+        // An owner stay: 20–22 March blocked, 3 nights less available.
+        stay(15, 1, "2026-03-20", 3, "OWNER_STAY", 0),
+        // Outside the period.
+        stay(17, 1, "2026-04-03", 3, "CONFIRMED", 700),
+        stay(18, 1, "2026-01-10", 5, "CONFIRMED", 800),
+        // Booked twice (a duplicate booking), 15–17 March: both count, their nights as a sum (6),
+        // 450.00 each, 2 check-ins.
+        stay(19, 1, "2026-03-15", 3, "CONFIRMED", 450),
+        stay(20, 1, "2026-03-15", 3, "CONFIRMED", 450),
+        // 9–12 March, over the first stay's last two nights: 4 nights more in the sum, 400.00, a
+        // check-in.
+        stay(22, 1, "2026-03-09", 4, "CONFIRMED", 400),
     ];
-    // Another listing's stay counts for it alone: 1 of 2 nights inside, 150.00.
-    let other_stays = [stay(21, 2, -1, 2, "CONFIRMED", 300)];
-    for s in busy_stays.iter().chain(&other_stays) {
-        insert_stay(&pool, s).await;
+    for s in &busy_stays {
+        insert_stay_in(&pool, s, Some("THB")).await;
     }
-
-    let busy_expected = expected_metrics(&busy_stays.iter().collect::<Vec<_>>(), today);
-    // Worked by hand: 600 + 1000 * 2/7 + 400 * 2/4 + 450 + 450 + 400; (6 + 2 + 2 + 3 + 2) / 30
-    // distinct nights (not the 20 stay-nights); 5 check-ins.
-    assert_eq!(
-        busy_expected,
-        (Decimal::new(238571, 2), Decimal::new(500, 1), 5)
-    );
-    let other_expected = expected_metrics(&other_stays.iter().collect::<Vec<_>>(), today);
-    assert_eq!(
-        other_expected,
-        (Decimal::new(15000, 2), Decimal::new(33, 1), 1)
-    );
-
-    let check = |listing: &Value, (revenue, occupancy, bookings): (Decimal, Decimal, i64)| {
-        let m = &listing["metrics"];
-        assert_eq!(dec(&m["revenue"]), revenue, "revenue of {listing}");
-        assert_eq!(dec(&m["occupancy"]), occupancy, "occupancy of {listing}");
-        assert_eq!(
-            m["bookings"].as_i64(),
-            Some(bookings),
-            "bookings of {listing}"
-        );
+    // 25–26 March in USD, 300.00: its 2 nights count, its money only in USD; a check-in.
+    let dollars = stay(23, 1, "2026-03-25", 2, "CONFIRMED", 300);
+    insert_stay_in(&pool, &dollars, Some("USD")).await;
+    // Another listing's stay counts for it alone: 30–31 March, the 30th inside: 150.00.
+    let others = stay(21, 2, "2026-03-30", 2, "CONFIRMED", 300);
+    insert_stay_in(&pool, &others, Some("THB")).await;
+    // For the default period (the 30 nights ending today, the API's business day, UTC in tests):
+    // 3 nights from yesterday, 900.00 = 300 a night; yesterday and today inside.
+    let today = domain::clock::BusinessZone::default().today();
+    let yesterday = Stay {
+        pms_id: 24,
+        listing_pms_id: Some(4),
+        check_in: today - TimeDelta::days(1),
+        nights: 3,
+        status: "CONFIRMED",
+        channel: "AIRBNB",
+        total: Decimal::new(90000, 2),
     };
-    let (status, page) = get(&app, "/reporting/listings", "viewer").await;
-    assert_eq!(status, 200, "{page}");
-    assert_eq!(names(&page), ["Villa Busy", "Villa Idle", "Villa Other"]);
-    check(&page["data"][0], busy_expected);
-    check(&page["data"][1], (Decimal::ZERO, Decimal::ZERO, 0));
-    check(&page["data"][2], other_expected);
+    insert_stay_in(&pool, &yesterday, Some("THB")).await;
 
+    let march = ("THB", "2026-03-01", "2026-03-30");
+    // Busy: revenue 600 + 285.714… + 200 + 450 + 450 + 400 = 2,385.714… → 2,385.71. Booked
+    // 6 + 2 + 2 + 3 + 3 + 4 + 2 (the USD stay) = 22 of 30 less 3 blocked = 27: 81.481… → 81.48.
+    // Check-ins #11, #13, #19, #20, #22, #23 = 6. ADR over the 20 THB nights: 119.285… → 119.29;
+    // RevPAR 2,385.714… / 27 = 88.359… → 88.36.
+    let busy_figures = ("2385.71", "81.48", 6, "119.29", "88.36", 22, 27);
+    // Other: 150 over 1 night of 30: 3.33 %, ADR 150, RevPAR 5.
+    let other_figures = ("150", "3.33", 1, "150", "5", 1, 30);
+    let idle_figures = ("0", "0", 0, "0", "0", 0, 30);
+    let period = "startDate=2026-03-01&endDate=2026-03-30";
+    let (status, page) = get(&app, &format!("/reporting/listings?{period}"), "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(
+        names(&page),
+        ["Villa Busy", "Villa Idle", "Villa Other", "Villa Recent"]
+    );
+    assert_metrics(&page["data"][0], busy_figures, march);
+    assert_metrics(&page["data"][1], idle_figures, march);
+    assert_metrics(&page["data"][2], other_figures, march);
     // The single listing carries the same figures.
     for (id, expected) in [
-        (busy, busy_expected),
-        (other, other_expected),
-        (idle, (Decimal::ZERO, Decimal::ZERO, 0)),
+        (busy, busy_figures),
+        (other, other_figures),
+        (idle, idle_figures),
     ] {
-        let (status, listing) = get(&app, &format!("/reporting/listings/{id}"), "viewer").await;
+        let path = format!("/reporting/listings/{id}?{period}");
+        let (status, listing) = get(&app, &path, "viewer").await;
         assert_eq!(status, 200, "{listing}");
-        check(&listing, expected);
+        assert_metrics(&listing, expected, march);
+    }
+    // In USD: the USD stay's 300.00 over its 2 nights (ADR 150), / 27 = 11.11; the nights and
+    // check-ins do not depend on the currency.
+    let path = format!("/reporting/listings/{busy}?{period}&currency=USD");
+    let (status, listing) = get(&app, &path, "viewer").await;
+    assert_eq!(status, 200, "{listing}");
+    assert_metrics(
+        &listing,
+        ("300", "81.48", 6, "150", "11.11", 22, 27),
+        ("USD", "2026-03-01", "2026-03-30"),
+    );
+
+    // No dates: the 30 nights ending today. Recent: 2 nights of 30, 600.00: 6.67 %, ADR 300,
+    // RevPAR 20; it checked in yesterday.
+    let start = (today - TimeDelta::days(29)).to_string();
+    let end = today.to_string();
+    let recent_figures = ("600", "6.67", 1, "300", "20", 2, 30);
+    let (status, listing) = get(&app, &format!("/reporting/listings/{recent}"), "viewer").await;
+    assert_eq!(status, 200, "{listing}");
+    assert_metrics(&listing, recent_figures, ("THB", &start, &end));
+    let (status, page) = get(&app, "/reporting/listings?search=recent", "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    assert_metrics(&page["data"][0], recent_figures, ("THB", &start, &end));
+
+    // A period or currency the dashboard would refuse is refused here too.
+    for (query, field) in [
+        ("startDate=2026-13-01", "startDate"),
+        ("startDate=2026-03-30&endDate=2026-03-01", "startDate"),
+        // 2025-01-01 .. 2026-01-02: 367 nights.
+        ("startDate=2025-01-01&endDate=2026-01-02", "endDate"),
+        ("currency=XX", "currency"),
+    ] {
+        for path in [
+            "/reporting/listings".to_owned(),
+            format!("/reporting/listings/{busy}"),
+        ] {
+            let answer = get(&app, &format!("{path}?{query}"), "viewer").await;
+            let message = problem(&answer, 400, "VALIDATION_ERROR");
+            assert!(message.contains(field), "{path}?{query}: {message}");
+        }
     }
 }
 
