@@ -61,8 +61,24 @@ const REDISPATCH_DESPITE_BACKLOG: Duration = Duration::from_secs(60);
 
 /// Builds the runtime of a worker binary from its settings and runs it until SIGTERM/SIGINT.
 pub async fn main(family: &str, registry: JobRegistry) -> anyhow::Result<()> {
+    main_claiming(family, registry, None).await
+}
+
+/// [`main`] for a family whose jobs are heavy: without `WORKER_CONCURRENCY` set, the process
+/// claims at most `default_concurrency` jobs at once (not the platform's default), so that work
+/// it could not start yet stays queued for another replica.
+pub async fn main_claiming(
+    family: &str,
+    registry: JobRegistry,
+    default_concurrency: Option<usize>,
+) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    let settings = domain::settings::CoreSettings::from_env()?;
+    let mut settings = domain::settings::CoreSettings::from_env()?;
+    if let Some(default) = default_concurrency
+        && std::env::var_os("WORKER_CONCURRENCY").is_none()
+    {
+        settings.jobs.concurrency = default;
+    }
     domain::process::init_logging(settings.log_json);
     let pool = domain::db::connect(&settings.database_url, settings.db_max_connections)
         .await

@@ -251,12 +251,14 @@ crate::computed_schema!(
             "revpar": figure_schema("value", "number", "Revenue per available night: revenue / available nights."),
             "nights": {
                 "type": "object",
-                "description": "The nights behind occupancy and RevPAR.",
+                "description": "The nights behind occupancy, ADR and RevPAR.",
                 "properties": {
                     "booked": {"type": "integer", "minimum": 0},
                     "available": {"type": "integer", "minimum": 0},
                     "previousBooked": {"type": "integer", "minimum": 0},
-                    "previousAvailable": {"type": "integer", "minimum": 0}
+                    "previousAvailable": {"type": "integer", "minimum": 0},
+                    "priced": {"type": "integer", "minimum": 0, "description": "Booked nights of the stays in `currency`: ADR's denominator."},
+                    "previousPriced": {"type": "integer", "minimum": 0}
                 }
             }
         }
@@ -276,7 +278,7 @@ crate::computed_schema!(
             "endDate": {"type": "string", "format": "date"},
             "currency": {"type": "string", "description": "ISO 4217: the currency of revenue figures."},
             "labels": {"type": "array", "items": {"type": "string"},
-                "description": "One per bucket: its first night, YYYY-MM-DD (daily; weekly, a week starting on Monday, the first bucket starting at startDate), or its month, YYYY-MM (monthly)."},
+                "description": "One per bucket: its first night, YYYY-MM-DD (daily; weekly, a week starting on Monday and labelled by its Monday, the first and last weeks counting only their nights inside the period), or its month, YYYY-MM (monthly)."},
             "datasets": {
                 "type": "array",
                 "description": "First the period's series (`Revenue` or `Occupancy`), then `Previous period`: the same figure over the previous period's buckets (each moved back by the period's length), label by label.",

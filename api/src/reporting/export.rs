@@ -60,7 +60,7 @@ crate::computed_schema!(
             "startDate": {"type": "string", "format": "date",
                 "description": "reservations: check-in on or after this date (optional, as in the list). Other types: the period's first night (default 29 days before endDate)."},
             "endDate": {"type": "string", "format": "date",
-                "description": "reservations: check-in on or before this date (optional). Other types: the period's last night, included (default today, BUSINESS_TIME_ZONE); at most 366 nights (730 for revenue)."},
+                "description": "reservations: check-in on or before this date (optional). Other types: the period's last night, included (default today, BUSINESS_TIME_ZONE); at most 366 nights."},
             "listingIds": {"type": "array", "maxItems": MAX_LISTING_IDS, "items": {"type": "string", "format": "uuid"},
                 "description": "Listing ids (ours): exactly those listings, whatever their status (default: every ACTIVE listing for figures, every listing for reservations). An unknown id is a 400 naming it."},
             "currency": {"type": "string", "pattern": "^[A-Za-z]{3}$",
@@ -166,6 +166,15 @@ fn parse_export(
     today: NaiveDate,
     default_currency: &Currency,
 ) -> Option<ExportSpec> {
+    // The list's filter is `listingId`; an export takes several. Ignored, it would export every
+    // listing's reservations: refused with the name to use.
+    if body.contains_key("listingId") {
+        problems.push(
+            "listingId",
+            "unknown_field",
+            "an export names its listings in listingIds, an array of listing ids",
+        );
+    }
     let kind = match body.get("type") {
         None | Some(Value::Null) => {
             problems.push(
@@ -497,8 +506,8 @@ mod tests {
         assert_eq!(spec.start_date, Some(date("2026-01-01")));
         assert_eq!(spec.end_date, Some(date("2026-01-31")));
         assert_eq!(spec.listing_ids, vec![b, a]);
-        // 730 nights for revenue, 366 for the others.
-        assert!(parse(two_years("revenue")).is_ok());
+        // 366 nights for every type with a period, revenue too.
+        assert_eq!(refused(two_years("revenue")), vec!["endDate".to_owned()]);
         assert_eq!(refused(two_years("listings")), vec!["endDate".to_owned()]);
         // Reservations: any span, but in order.
         assert!(parse(two_years("reservations")).is_ok());
@@ -532,6 +541,8 @@ mod tests {
             refused(body),
             vec!["status".to_owned(), "channel".to_owned()]
         );
+        let body = json!({"type": "reservations", "listingId": "x"});
+        assert_eq!(refused(body), vec!["listingId".to_owned()]);
         let body = json!({"type": "reservations", "status": "BOOKED", "listingIds": "a,b"});
         assert_eq!(
             refused(body),

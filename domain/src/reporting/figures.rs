@@ -38,6 +38,8 @@ use crate::{Error, Problems, Result};
 
 /// The longest period a figure covers, in nights.
 pub const MAX_PERIOD_NIGHTS: i64 = 366;
+/// The earliest first night of a period: spreadsheets know no date before 1900.
+pub const EARLIEST_DATE: NaiveDate = NaiveDate::from_ymd_opt(1900, 1, 1).expect("a date");
 /// The longest period of a monthly chart and of the revenue export (two years of months).
 pub const MAX_MONTHLY_PERIOD_NIGHTS: i64 = 730;
 /// The most listings a request may name.
@@ -144,6 +146,15 @@ impl Period {
             (None, Some(end)) => Period::default_ending(end),
             (None, None) => Period::default_ending(today),
         };
+        if period.start < EARLIEST_DATE {
+            // A spreadsheet shows no date before 1900, and a previous period must stay a date.
+            problems.push(
+                "startDate",
+                "out_of_range",
+                format!("the period must start on or after {EARLIEST_DATE}"),
+            );
+            return None;
+        }
         if period.start > period.end {
             let end_is = if end.is_some() {
                 ""
@@ -605,16 +616,37 @@ impl Figures {
     pub fn revpar(&self) -> Decimal {
         ratio(self.revenue, self.available_nights())
     }
+
+    /// Occupancy, ADR and RevPAR unrounded: what a change is computed from, so that nothing is
+    /// rounded before the change itself is.
+    pub fn exact_occupancy(&self) -> Decimal {
+        exact_ratio(
+            Decimal::from(self.booked_nights) * Decimal::ONE_HUNDRED,
+            self.available_nights(),
+        )
+    }
+
+    pub fn exact_adr(&self) -> Decimal {
+        exact_ratio(self.revenue, self.priced_nights)
+    }
+
+    pub fn exact_revpar(&self) -> Decimal {
+        exact_ratio(self.revenue, self.available_nights())
+    }
 }
 
 /// `numerator / denominator` rounded to 2 decimals, 0 when the denominator is 0.
 fn ratio(numerator: Decimal, denominator: i64) -> Decimal {
+    round2(exact_ratio(numerator, denominator))
+}
+
+/// `numerator / denominator` unrounded (28 digits), 0 when the denominator is 0.
+fn exact_ratio(numerator: Decimal, denominator: i64) -> Decimal {
     if denominator == 0 {
         return Decimal::ZERO;
     }
     numerator
         .checked_div(Decimal::from(denominator))
-        .map(round2)
         .unwrap_or_default()
 }
 
@@ -623,8 +655,8 @@ pub fn round2(d: Decimal) -> Decimal {
     d.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
 }
 
-/// (value − previous) / previous × 100 of the figures as shown, rounded to 2 decimals; `None`
-/// when previous is 0.
+/// (value − previous) / previous × 100 of the unrounded figures, rounded to 2 decimals (nothing
+/// is rounded before); `None` when previous is 0.
 pub fn change(value: Decimal, previous: Decimal) -> Option<Decimal> {
     if previous.is_zero() {
         return None;
@@ -893,7 +925,8 @@ fn previous_and_current(rows: &[BucketFigures]) -> (Figures, Figures) {
 /// `/dashboard/metrics`: `{period: {startDate, endDate}, previousPeriod: {...}, currency,
 /// listingIds: [..] | null, revenue: {total, previous, change}, occupancy: {rate, previous,
 /// change}, adr: {value, previous, change}, bookings: {count, previous, change}, revpar: {value,
-/// previous, change}, nights: {booked, available, previousBooked, previousAvailable}}`.
+/// previous, change}, nights: {booked, available, previousBooked, previousAvailable, priced,
+/// previousPriced}}`.
 pub async fn metrics(
     conn: &mut PgConnection,
     scope: &Scope,
@@ -903,15 +936,20 @@ pub async fn metrics(
     let buckets = Buckets::with_previous(period, None);
     let rows = figures(conn, scope, &buckets, currency, false).await?;
     let (previous, current) = previous_and_current(&rows);
+    // Shown rounded; the change from the unrounded figures.
     let trio = |value: Decimal, before: Decimal| {
-        (number(value), number(before), change_json(value, before))
+        (
+            number(round2(value)),
+            number(round2(before)),
+            change_json(value, before),
+        )
     };
-    let (revenue, revenue_before, revenue_change) =
-        trio(current.revenue_rounded(), previous.revenue_rounded());
+    let (revenue, revenue_before, revenue_change) = trio(current.revenue, previous.revenue);
     let (occupancy, occupancy_before, occupancy_change) =
-        trio(current.occupancy(), previous.occupancy());
-    let (adr, adr_before, adr_change) = trio(current.adr(), previous.adr());
-    let (revpar, revpar_before, revpar_change) = trio(current.revpar(), previous.revpar());
+        trio(current.exact_occupancy(), previous.exact_occupancy());
+    let (adr, adr_before, adr_change) = trio(current.exact_adr(), previous.exact_adr());
+    let (revpar, revpar_before, revpar_change) =
+        trio(current.exact_revpar(), previous.exact_revpar());
     Ok(json!({
         "period": period.json(),
         "previousPeriod": period.previous().json(),
@@ -931,6 +969,8 @@ pub async fn metrics(
             "available": current.available_nights(),
             "previousBooked": previous.booked_nights,
             "previousAvailable": previous.available_nights(),
+            "priced": current.priced_nights,
+            "previousPriced": previous.priced_nights,
         },
     }))
 }

@@ -57,7 +57,8 @@ const PROGRESS_CONNECTION_WAIT: Duration = Duration::from_millis(250);
 /// Exports one worker builds at once (`JobServices::export_slots`). Each holds two database
 /// connections and keeps a core busy while it writes: more at once would starve the pool (and the
 /// lease renewals that share it), so the others wait their turn, leased, without using up an
-/// attempt.
+/// attempt. It is also `worker-exports`' default `WORKER_CONCURRENCY`, so that a process claims
+/// no more exports than it builds and a second replica gets the rest.
 pub const CONCURRENT_EXPORTS: usize = 4;
 /// Expired exports handled per statement by [`ExpireExports`].
 const EXPIRE_BATCH: i64 = 100;
@@ -502,8 +503,43 @@ impl Job for ExpireExports {
                 break;
             }
         }
-        Ok(json!({"tick": self.tick, "expired": expired, "filesRemoved": removed}))
+        let stale = remove_stale_temp_files(STALE_TEMP_AFTER).await;
+        Ok(
+            json!({"tick": self.tick, "expired": expired, "filesRemoved": removed, "staleTempFilesRemoved": stale}),
+        )
     }
+}
+
+/// A temporary export file not written for this long belongs to no running export: a run writes
+/// its file continuously and removes it when it ends, so only a killed process leaves one (and
+/// its retry, on another machine or never, would not remove it).
+const STALE_TEMP_AFTER: Duration = Duration::from_secs(3600);
+
+/// Removes this machine's temporary export files not modified for `after`; how many.
+async fn remove_stale_temp_files(after: Duration) -> u64 {
+    let Ok(mut entries) = tokio::fs::read_dir(std::env::temp_dir()).await else {
+        return 0;
+    };
+    let mut removed = 0;
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with("villa-export-"));
+        let stale = ours
+            && entry
+                .metadata()
+                .await
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|at| at.elapsed().ok())
+                .is_some_and(|age| age >= after);
+        if stale {
+            remove_quietly(&entry.path());
+            removed += 1;
+        }
+    }
+    removed
 }
 
 #[cfg(test)]

@@ -498,7 +498,8 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     // Previous: 93 available; booked #13 2 (29–30 January) + #12 5 + #1 3 (26–28 February) = 10.
     assert_eq!(
         m["nights"],
-        json!({"booked": 19, "available": 88, "previousBooked": 10, "previousAvailable": 93})
+        json!({"booked": 19, "available": 88, "previousBooked": 10, "previousAvailable": 93,
+            "priced": 14, "previousPriced": 10})
     );
     // Revenue, THB stays only: #1 3 × 1,000 + #2 7,500 + #6 2 × 333.333… + #8 4,000
     // = 15,166.666… → 15,166.67 (rounded at the end: two nights rounded first would give .66).
@@ -506,8 +507,9 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     // Change: (15,166.67 − 7,500) / 7,500 × 100 = 102.222… → 102.22.
     assert_figure(&m, "revenue", "total", "15166.67", "7500", Some("102.22"));
     // Occupancy: 19 / 88 × 100 = 21.5909… → 21.59; previous 10 / 93 × 100 = 10.7526… → 10.75;
-    // change (21.59 − 10.75) / 10.75 × 100 = 100.8372… → 100.84.
-    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.84"));
+    // change from the unrounded figures: (19/88 − 10/93) / (10/93) × 100 = (1,767/880 − 1) × 100
+    // = 100.7954… → 100.80 (from the rounded ones it would be 100.84).
+    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.80"));
     // ADR over the THB nights only (19 less #9's 3 in USD and #10's 2 without currency = 14):
     // 15,166.666… / 14 = 1,083.333… → 1,083.33; previous 7,500 / 10 = 750;
     // change (1,083.33 − 750) / 750 × 100 = 44.444 → 44.44.
@@ -516,8 +518,9 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     // in February); previous: #1, #12 = 2 (#13 checked in on 27 January); (5 − 2) / 2 × 100 = 150.
     assert_bookings(&m, 5, 2, Some("150"));
     // RevPAR: 15,166.666… / 88 = 172.348… → 172.35; previous 7,500 / 93 = 80.645… → 80.65;
-    // change (172.35 − 80.65) / 80.65 × 100 = 113.7011… → 113.70.
-    assert_figure(&m, "revpar", "value", "172.35", "80.65", Some("113.70"));
+    // change unrounded: (15,166.666…/88) / (7,500/93) = 1,410,500 / 660,000 = 2.137121…
+    // → 113.71 (from the rounded figures 113.70).
+    assert_figure(&m, "revpar", "value", "172.35", "80.65", Some("113.71"));
 
     // In USD (the currency is read in any letter case): only #9's money, 3 × 100 = 300 over its
     // 3 nights; nothing in USD before, so every money change is null. Nights and bookings do not
@@ -534,7 +537,7 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     assert_figure(&m, "adr", "value", "100", "0", None);
     // RevPAR 300 / 88 = 3.409… → 3.41.
     assert_figure(&m, "revpar", "value", "3.41", "0", None);
-    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.84"));
+    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.80"));
     assert_bookings(&m, 5, 2, Some("150"));
 
     // Named listings, an INACTIVE one among them: A and D.
@@ -556,20 +559,21 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     // Previous: 62 available; booked #13 2 + #1 3 = 5.
     assert_eq!(
         m["nights"],
-        json!({"booked": 11, "available": 57, "previousBooked": 5, "previousAvailable": 62})
+        json!({"booked": 11, "available": 57, "previousBooked": 5, "previousAvailable": 62,
+            "priced": 11, "previousPriced": 5})
     );
     // Revenue 3,000 + 7,500 + 3,000 = 13,500; previous 2,000 + 3,000 = 5,000; change 170.
     assert_figure(&m, "revenue", "total", "13500", "5000", Some("170"));
     // 11 / 57 × 100 = 19.298… → 19.30; 5 / 62 × 100 = 8.0645… → 8.06;
-    // (19.30 − 8.06) / 8.06 × 100 = 139.454… → 139.45.
-    assert_figure(&m, "occupancy", "rate", "19.30", "8.06", Some("139.45"));
+    // change unrounded: (11/57) / (5/62) = 682 / 285 = 2.392982… → 139.30.
+    assert_figure(&m, "occupancy", "rate", "19.30", "8.06", Some("139.30"));
     // 13,500 / 11 = 1,227.2727… → 1,227.27; 5,000 / 5 = 1,000; change 22.727 → 22.73.
     assert_figure(&m, "adr", "value", "1227.27", "1000", Some("22.73"));
     // #2 and #11 check in; before, #1: (2 − 1) / 1 × 100 = 100.
     assert_bookings(&m, 2, 1, Some("100"));
     // 13,500 / 57 = 236.842… → 236.84; 5,000 / 62 = 80.645… → 80.65;
-    // (236.84 − 80.65) / 80.65 × 100 = 193.664… → 193.66.
-    assert_figure(&m, "revpar", "value", "236.84", "80.65", Some("193.66"));
+    // change unrounded: (13,500/57) / (5,000/62) = 837,000 / 285,000 = 2.936842… → 193.68.
+    assert_figure(&m, "revpar", "value", "236.84", "80.65", Some("193.68"));
 
     // C alone in THB: money 0 now and before (null changes), nights all the same: #9 3 + #10 2
     // of 31: 16.129… → 16.13, before 0 of 31 → 0: a change from 0 is null too.

@@ -8,5 +8,6 @@ async fn main() -> anyhow::Result<()> {
     let registry = JobRegistry::new()
         .register::<exports::ExportJob>()
         .register::<exports::ExpireExports>();
-    workers::runtime::main("exports", registry).await
+    // An export holds two connections and a core: the process claims only what it builds.
+    workers::runtime::main_claiming("exports", registry, Some(exports::CONCURRENT_EXPORTS)).await
 }
