@@ -12,7 +12,7 @@
 use axum::{
     Json,
     extract::State,
-    http::{HeaderValue, StatusCode, header},
+    http::{HeaderValue, header},
     response::{IntoResponse, Response},
 };
 use chrono::NaiveDate;
@@ -307,18 +307,11 @@ pub async fn create(
     .await?;
     state.queues.push_in_background(vec![enqueued]);
     let body = json!({"exportId": created.id, "status": created.status});
-    Ok((
-        StatusCode::ACCEPTED,
-        [
-            (
-                header::LOCATION,
-                format!("/reporting/export/{}", created.id),
-            ),
-            (header::RETRY_AFTER, POLL_AFTER_SECS.to_string()),
-        ],
-        Json(body),
-    )
-        .into_response())
+    Ok(super::accepted(
+        format!("/reporting/export/{}", created.id),
+        POLL_AFTER_SECS,
+        body,
+    ))
 }
 
 /// Exports, newest first.

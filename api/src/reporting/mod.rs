@@ -26,7 +26,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use axum::middleware;
+use axum::{
+    Json,
+    http::{StatusCode, header},
+    middleware,
+    response::{IntoResponse, Response},
+};
 use redis::aio::ConnectionManager;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -44,6 +49,20 @@ pub fn router() -> OpenApiRouter<AppState> {
         // known); the last added runs first: the limit, then the cache.
         .route_layer(middleware::from_fn(cache::serve))
         .route_layer(middleware::from_fn(limits::enforce))
+}
+
+/// The answer to a request that started polled work (a sync run, an export): 202 with the work's
+/// first state, `Location` naming its status route and `Retry-After` saying when to ask it.
+pub fn accepted(location: String, retry_after_secs: u64, body: serde_json::Value) -> Response {
+    (
+        StatusCode::ACCEPTED,
+        [
+            (header::LOCATION, location),
+            (header::RETRY_AFTER, retry_after_secs.to_string()),
+        ],
+        Json(body),
+    )
+        .into_response()
 }
 
 /// What the rate limits and the cache share: the Redis connection, the key prefix and what is

@@ -6,7 +6,7 @@
 use axum::{
     Json,
     extract::State,
-    http::{HeaderValue, StatusCode, header},
+    http::{HeaderValue, header},
     response::{IntoResponse, Response},
 };
 use domain::{
@@ -228,18 +228,11 @@ pub async fn trigger(
         Started::New(run) | Started::AlreadyActive(run) => run,
     };
     let body = json!({"syncId": run.id, "status": run.status, "startedAt": run.started_at});
-    Ok((
-        StatusCode::ACCEPTED,
-        [
-            (
-                header::LOCATION,
-                format!("/reporting/sync/status/{}", run.id),
-            ),
-            (header::RETRY_AFTER, POLL_AFTER_SECS.to_string()),
-        ],
-        Json(body),
-    )
-        .into_response())
+    Ok(super::accepted(
+        format!("/reporting/sync/status/{}", run.id),
+        POLL_AFTER_SECS,
+        body,
+    ))
 }
 
 /// One run, read from Postgres: status, progress per entity, error. `Retry-After` until it is
