@@ -1,19 +1,25 @@
 //! Test support: the app on a random port over its own database ([`TestApp`]), a loopback
 //! identity provider ([`TestIdp`]), private `redis-server` processes ([`RedisServer`]) and
-//! in-process workers ([`TestWorker`]); the fake PMS and the sync helpers are in [`pms`].
+//! in-process workers ([`TestWorker`]); the fake PMS and the sync helpers are in [`pms`]; the
+//! document store's remote backends have a loopback S3-compatible server ([`S3Server`]) and a
+//! loopback stand-in of Microsoft Graph ([`FakeGraph`]), which [`TestStorage`] points an app at.
 
+pub mod fake_graph;
 pub mod idp;
 pub mod openapi_check;
 pub mod pms;
 pub mod redis_server;
+pub mod s3_server;
 pub mod worker;
 
 use std::time::Duration;
 
 use api::state::AppState;
 use domain::settings::{
-    ApiSettings, AppEnv, AuthSettings, CoreSettings, JobSettings, StorageBackend,
+    ApiSettings, AppEnv, AuthSettings, CoreSettings, GraphSettings, JobSettings, S3Settings,
+    StorageBackend,
 };
+use domain::storage::DocumentStore;
 use jobs::JobQueues;
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::Value;
@@ -21,8 +27,10 @@ use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
+pub use fake_graph::FakeGraph;
 pub use idp::TestIdp;
 pub use redis_server::RedisServer;
+pub use s3_server::S3Server;
 pub use worker::TestWorker;
 
 /// The shared Redis of the machine, for tests that do not stop Redis (each uses its own prefix).
@@ -37,6 +45,8 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
         redis_url: redis_url.to_owned(),
         storage_backend: StorageBackend::Local,
         storage_local_dir: std::env::temp_dir().join(format!("villa-test-{prefix}")),
+        s3: None,
+        graph: None,
         data_encryption_key: [42; 32],
         redis_prefix: prefix.to_owned(),
         db_max_connections: 10,
@@ -69,6 +79,39 @@ pub fn unique_prefix() -> String {
     format!("test-{}", Uuid::new_v4().simple())
 }
 
+/// The document store of a [`TestApp`] and of the workers it starts.
+#[derive(Debug, Clone, Default)]
+pub enum TestStorage {
+    /// A folder of its own under the temporary directory (`core.storage_local_dir`).
+    #[default]
+    Local,
+    /// A bucket of an S3-compatible server, usually the test process's [`S3Server`].
+    S3(S3Settings),
+    /// A document library behind a Graph endpoint, usually a [`FakeGraph`] (which must outlive
+    /// the app).
+    SharePoint(GraphSettings),
+}
+
+impl TestStorage {
+    /// A bucket of its own on the test process's S3 server (started on first use), so tests
+    /// share the server and nothing else.
+    pub async fn s3() -> TestStorage {
+        TestStorage::S3(S3Server::start().await.fresh_settings())
+    }
+
+    /// Points `core` at this store, as `STORAGE_BACKEND` and its variables would.
+    pub fn apply(self, core: &mut CoreSettings) {
+        let (backend, s3, graph) = match self {
+            TestStorage::Local => (StorageBackend::Local, None, None),
+            TestStorage::S3(s3) => (StorageBackend::S3, Some(s3), None),
+            TestStorage::SharePoint(graph) => (StorageBackend::SharePoint, None, Some(graph)),
+        };
+        core.storage_backend = backend;
+        core.s3 = s3;
+        core.graph = graph;
+    }
+}
+
 /// Options of a [`TestApp`].
 pub struct TestAppOptions {
     pub redis_url: String,
@@ -89,6 +132,8 @@ pub struct TestAppOptions {
     /// The Redis key prefix (None: one of its own). Two apps given the same prefix over the same
     /// database act as two replicas of one platform: they share rate limits and caches.
     pub redis_prefix: Option<String>,
+    /// The document store of the API and of the workers [`TestApp::worker`] starts.
+    pub storage: TestStorage,
 }
 
 impl Default for TestAppOptions {
@@ -105,6 +150,7 @@ impl Default for TestAppOptions {
             business_time_zone: domain::clock::BusinessZone::default(),
             pms: None,
             redis_prefix: None,
+            storage: TestStorage::Local,
         }
     }
 }
@@ -140,6 +186,7 @@ impl TestApp {
         if let Some(pms) = options.pms {
             core.pms = pms;
         }
+        options.storage.apply(&mut core);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let auth = match &options.dev_key {
@@ -233,6 +280,12 @@ impl TestApp {
     /// A connection to this app's Redis (keys under `self.core.redis_prefix`).
     pub fn redis(&self) -> redis::aio::ConnectionManager {
         self.queues.connection()
+    }
+
+    /// The document store this app and its workers use, for a test to look at what they stored
+    /// whatever the backend.
+    pub fn store(&self) -> DocumentStore {
+        DocumentStore::from_settings(&self.core)
     }
 
     /// A worker over this app's database and Redis queues.

@@ -1,6 +1,11 @@
 //! The document store (ARCHITECTURE.md, "Document store"): where uploaded files, the per-villa
-//! folder tree and the reporting exports live. The local backend keeps the object at
-//! `storagePath` as the file `STORAGE_LOCAL_DIR/<storagePath>`; folders are real directories.
+//! folder tree and the reporting exports live, on the backend `STORAGE_BACKEND` names. The local
+//! backend keeps the object at `storagePath` as the file `STORAGE_LOCAL_DIR/<storagePath>`, folders
+//! being real directories; the S3 backend as the object `<S3_PREFIX>/<storagePath>` of its bucket,
+//! folders being zero-byte `<key>/` markers; the SharePoint backend as the drive item at
+//! `<storagePath>` of its document library, folders being folders. Every backend answers the same
+//! calls the same way, so the processes that share one can run on any number of machines (except
+//! the local one, whose folder they must share).
 //!
 //! Paths are [`StoragePath`]s, which can only be built from the layout's constants and
 //! [`SafeName`]s, so no value a client sends can name a place outside its villa's folder.
@@ -8,6 +13,8 @@
 mod layout;
 mod local;
 mod names;
+pub mod s3;
+pub mod sharepoint;
 
 pub use layout::{
     DocumentType, PhotoCategory, document_path, export_path, field_notes_folder, photo_folder,
@@ -15,6 +22,8 @@ pub use layout::{
 };
 pub use local::LocalStore;
 pub use names::{MAX_NAME_LEN, SafeName};
+pub use s3::S3Store;
+pub use sharepoint::SharePointStore;
 
 use std::fmt;
 
@@ -100,25 +109,85 @@ pub enum StorageError {
         path: String,
         source: std::io::Error,
     },
+    /// A remote backend refused or failed a call (after its own retries).
+    #[error("document store ({backend}) {op} {path}: {message}")]
+    Backend {
+        /// `s3` or `sharepoint`.
+        backend: &'static str,
+        /// The call: `put`, `get`, `create_folder`…
+        op: &'static str,
+        path: String,
+        message: String,
+    },
 }
 
 /// The configured backend. An enum rather than a trait object: the set is closed and known.
 #[derive(Debug, Clone)]
 pub enum DocumentStore {
     Local(LocalStore),
+    S3(S3Store),
+    SharePoint(SharePointStore),
+}
+
+/// Expands to the same call on whichever backend `$store` is.
+macro_rules! dispatch {
+    ($store:expr, $s:ident => $call:expr) => {
+        match $store {
+            DocumentStore::Local($s) => $call,
+            DocumentStore::S3($s) => $call,
+            DocumentStore::SharePoint($s) => $call,
+        }
+    };
 }
 
 impl DocumentStore {
-    /// The backend the settings name. S3 is not built yet: asking for it stops the process at
-    /// start (see `CoreSettings`), so nothing is silently written elsewhere.
+    /// The backend the settings name. Settings that cannot make one (which `CoreSettings`
+    /// refuses at start, so only settings built by hand) stop the process here, naming the
+    /// variables, like every other start failure: nothing is silently written elsewhere.
     pub fn from_settings(settings: &crate::settings::CoreSettings) -> DocumentStore {
-        DocumentStore::Local(LocalStore::new(&settings.storage_local_dir))
+        Self::try_from_settings(settings).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`from_settings`](Self::from_settings), with the reason as an error instead.
+    pub fn try_from_settings(
+        settings: &crate::settings::CoreSettings,
+    ) -> Result<DocumentStore, String> {
+        use crate::settings::StorageBackend;
+        match settings.storage_backend {
+            StorageBackend::Local => Ok(DocumentStore::Local(LocalStore::new(
+                &settings.storage_local_dir,
+            ))),
+            StorageBackend::S3 => {
+                let s3 = settings
+                    .s3
+                    .as_ref()
+                    .ok_or("STORAGE_BACKEND is s3 but S3_BUCKET and S3_REGION are not set")?;
+                S3Store::new(s3)
+                    .map(DocumentStore::S3)
+                    .map_err(|e| format!("the S3_* settings cannot make an S3 client: {e}"))
+            }
+            StorageBackend::SharePoint => {
+                let graph = settings
+                    .graph
+                    .as_ref()
+                    .ok_or("STORAGE_BACKEND is sharepoint but the GRAPH_* settings are missing")?;
+                Ok(DocumentStore::SharePoint(SharePointStore::new(graph)))
+            }
+        }
+    }
+
+    /// Which backend this is.
+    pub fn backend(&self) -> crate::settings::StorageBackend {
+        use crate::settings::StorageBackend;
+        match self {
+            DocumentStore::Local(_) => StorageBackend::Local,
+            DocumentStore::S3(_) => StorageBackend::S3,
+            DocumentStore::SharePoint(_) => StorageBackend::SharePoint,
+        }
     }
 
     pub async fn create_folder(&self, path: &StoragePath) -> Result<(), StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.create_folder(path).await,
-        }
+        dispatch!(self, s => s.create_folder(path).await)
     }
 
     /// Writes the object; writing it again replaces it (uploads are retried).
@@ -127,9 +196,7 @@ impl DocumentStore {
         path: &StoragePath,
         bytes: &[u8],
     ) -> Result<StoredObject, StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.put(path, bytes).await,
-        }
+        dispatch!(self, s => s.put(path, bytes).await)
     }
 
     /// Writes the file `file` (already on disk, e.g. an export the worker wrote) as the object,
@@ -139,16 +206,12 @@ impl DocumentStore {
         path: &StoragePath,
         file: &std::path::Path,
     ) -> Result<StoredObject, StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.put_file(path, file).await,
-        }
+        dispatch!(self, s => s.put_file(path, file).await)
     }
 
     /// The object's bytes, or `None` when there is none.
     pub async fn get(&self, path: &StoragePath) -> Result<Option<Vec<u8>>, StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.get(path).await,
-        }
+        dispatch!(self, s => s.get(path).await)
     }
 
     /// The object as a stream of chunks with its size, or `None` when there is none: for
@@ -157,29 +220,21 @@ impl DocumentStore {
         &self,
         path: &StoragePath,
     ) -> Result<Option<ObjectStream>, StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.get_stream(path).await,
-        }
+        dispatch!(self, s => s.get_stream(path).await)
     }
 
     /// Removes one object; a missing object is not an error.
     pub async fn delete(&self, path: &StoragePath) -> Result<(), StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.delete(path).await,
-        }
+        dispatch!(self, s => s.delete(path).await)
     }
 
     /// Removes a folder and everything in it; a missing folder is not an error.
     pub async fn delete_tree(&self, path: &StoragePath) -> Result<(), StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.delete_tree(path).await,
-        }
+        dispatch!(self, s => s.delete_tree(path).await)
     }
 
     pub async fn folder_exists(&self, path: &StoragePath) -> Result<bool, StorageError> {
-        match self {
-            DocumentStore::Local(s) => s.folder_exists(path).await,
-        }
+        dispatch!(self, s => s.folder_exists(path).await)
     }
 }
 

@@ -20,4 +20,5 @@ mod reporting_dashboard;
 mod reporting_exports;
 mod reporting_reads;
 mod reporting_sync;
+mod storage_contract;
 mod uploads;
