@@ -12,16 +12,35 @@ use domain::{documents::StoredContent, storage::StoragePath};
 
 use crate::{error::AppError, state::AppState};
 
-/// Binary content with its type and caching headers.
+/// A file's bytes for an answer: in memory (a thumbnail, a file still waiting in Postgres) or
+/// streamed from the document store, never read whole into memory first.
+pub struct FileContent {
+    body: Body,
+    len: u64,
+}
+
+impl From<Vec<u8>> for FileContent {
+    fn from(bytes: Vec<u8>) -> Self {
+        let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+        Self {
+            body: Body::from(bytes),
+            len,
+        }
+    }
+}
+
+/// Binary content with its type, length and caching headers.
 pub fn bytes_response(
-    bytes: Vec<u8>,
+    content: impl Into<FileContent>,
     content_type: &str,
     etag: Option<String>,
     cache_control: &'static str,
     disposition: Option<String>,
 ) -> Response {
-    let mut res = Response::new(Body::from(bytes));
+    let FileContent { body, len } = content.into();
+    let mut res = Response::new(body);
     let h = res.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_str(content_type)
@@ -109,11 +128,14 @@ pub fn not_modified(headers: &HeaderMap, etag: &str) -> Option<Response> {
         })
 }
 
-/// An uploaded file's bytes, from Postgres while the worker has not stored it, else from the
-/// document store.
-pub async fn read_content(state: &AppState, content: StoredContent) -> Result<Vec<u8>, AppError> {
+/// An uploaded file's bytes, from Postgres while the worker has not stored it, else streamed
+/// from the document store (whichever backend: a 25 MB file is never held whole).
+pub async fn read_content(
+    state: &AppState,
+    content: StoredContent,
+) -> Result<FileContent, AppError> {
     if let Some(bytes) = content.pending_content {
-        return Ok(bytes);
+        return Ok(bytes.into());
     }
     let path = StoragePath::from_stored(&content.storage_path).ok_or_else(|| {
         AppError::Internal(anyhow::anyhow!(
@@ -121,12 +143,16 @@ pub async fn read_content(state: &AppState, content: StoredContent) -> Result<Ve
             content.storage_path
         ))
     })?;
-    state
+    let object = state
         .store
-        .get(&path)
+        .get_stream(&path)
         .await
         .map_err(|e| AppError::Internal(e.into()))?
-        .ok_or(AppError::NotFound("file in the document store"))
+        .ok_or(AppError::NotFound("file in the document store"))?;
+    Ok(FileContent {
+        len: object.len,
+        body: Body::from_stream(object.body),
+    })
 }
 
 #[cfg(test)]
