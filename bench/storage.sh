@@ -58,7 +58,7 @@ LOCAL_ENV=(STORAGE_BACKEND=local)
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql "$PG_ADMIN_URL" -tAc 'SHOW server_version')"
 
 start_platform() { # name env...: a database, the API and 2 worker-documents with that store
-  local name=$1
+  name=$1
   shift
   db="villa_storage_bench_${name}_$$"
   dbs+=("$db")
@@ -107,6 +107,7 @@ for _ in $(seq 1 600); do [ "$(stored '> 20000000')" = 8 ] && break; sleep 0.5; 
 [ "$(stored '> 20000000')" = 8 ] || die "the 25 MB documents did not reach the S3 store"
 # A fresh API: its peak is the downloads', not the uploads' before.
 stop "$api_pid"
+name=s3
 start_api "${S3_ENV[@]}"
 ids=$(psql "$DATABASE_URL" -tAc "SELECT id FROM documents WHERE file_size > 20000000")
 sleep 1
