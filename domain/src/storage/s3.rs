@@ -17,8 +17,7 @@ use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey, AwsAuthori
 use object_store::client::{HttpRequest, HttpRequestBody};
 use object_store::path::Path;
 use object_store::{
-    ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, PutResult,
-    WriteMultipart,
+    ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, PutResult, WriteMultipart,
 };
 use reqwest::{Method, StatusCode, header::CONTENT_LENGTH};
 use tokio::io::AsyncReadExt;

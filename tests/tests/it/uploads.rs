@@ -254,6 +254,80 @@ async fn upload_validation_lists_every_field(pool: PgPool) {
     assert_eq!(res.status(), 403);
 }
 
+/// The same pipeline on the S3 backend (a moto server on loopback): the photo reaches the bucket
+/// byte for byte, the media worker reads it back from there for the thumbnail, and the public
+/// route serves it from the bucket once Postgres no longer holds it.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn photos_reach_an_s3_store_and_are_thumbnailed_from_it(pool: PgPool) {
+    let app = TestApp::spawn_with(
+        pool.clone(),
+        TestAppOptions {
+            storage: tests::TestStorage::s3().await,
+            ..TestAppOptions::default()
+        },
+    )
+    .await;
+    let (villa, _) = start(&app, "PHOTO-S3").await;
+    let photo = jpeg(1600, 1200);
+    let (status, body) = json(
+        app.post_json(
+            "/api/photos/upload",
+            "manager",
+            &json!({
+        "villaId": villa, "category": "bedrooms", "subfolder": "Master Bedroom", "fileName": "bed ü 1.jpg",
+        "fileContent": b64(&photo)}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["data"]["id"].as_str().unwrap().to_owned();
+    let path =
+        domain::storage::StoragePath::from_stored(body["data"]["storagePath"].as_str().unwrap())
+            .expect("a storage path");
+    let _worker = app.worker(registry());
+    let thumb_url = eventually(Duration::from_secs(30), || async {
+        let (_, b) = json(app.get(&format!("/api/photos/{id}"), "viewer").await).await;
+        b["data"]["thumbnailUrl"].as_str().map(str::to_owned)
+    })
+    .await
+    .expect("no thumbnail from the photo in S3");
+    let thumb = app.get_anonymous(&thumb_url).await.bytes().await.unwrap();
+    let decoded = image::load_from_memory(&thumb).expect("the thumbnail decodes");
+    assert_eq!((decoded.width(), decoded.height()), (400, 300));
+    let store = app.store();
+    let in_bucket = eventually(Duration::from_secs(20), || async {
+        store.get(&path).await.ok().flatten()
+    })
+    .await
+    .expect("the photo in the bucket");
+    assert_eq!(in_bucket, photo, "byte for byte");
+    let stored: Option<String> = eventually(Duration::from_secs(20), || async {
+        sqlx::query_scalar::<_, Option<String>>(
+            "SELECT storage_url FROM photos WHERE id = $1::uuid AND pending_content IS NULL",
+        )
+        .bind(&id)
+        .fetch_optional(&pool)
+        .await
+        .unwrap()
+        .flatten()
+    })
+    .await;
+    assert!(
+        stored.is_some_and(|url| url.starts_with("s3://")),
+        "an s3:// storageUrl"
+    );
+    let res = app
+        .get_anonymous(&format!("/api/photos-enhanced/public/{id}"))
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        res.bytes().await.unwrap().to_vec(),
+        photo,
+        "served from the bucket"
+    );
+}
+
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn photos_are_stored_thumbnailed_and_served_publicly(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
