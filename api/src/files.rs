@@ -8,7 +8,10 @@ use axum::{
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use domain::{documents::StoredContent, storage::StoragePath};
+use domain::{
+    documents::StoredContent,
+    storage::{ObjectStream, StoragePath},
+};
 
 use crate::{error::AppError, state::AppState};
 
@@ -17,6 +20,18 @@ use crate::{error::AppError, state::AppState};
 pub struct FileContent {
     body: Body,
     len: u64,
+}
+
+/// A stored object streamed as it is read: a file of any size costs a few buffers. Its length is
+/// the store's; hyper ends the connection if the body does not match it, so a client never takes
+/// a short file for a whole one.
+impl From<ObjectStream> for FileContent {
+    fn from(object: ObjectStream) -> Self {
+        Self {
+            len: object.len,
+            body: Body::from_stream(object.body),
+        }
+    }
 }
 
 impl From<Vec<u8>> for FileContent {
@@ -57,44 +72,6 @@ pub fn bytes_response(
     if let Some(tag) = etag.and_then(|t| HeaderValue::from_str(&t).ok()) {
         h.insert(header::ETAG, tag);
     }
-    if let Some(d) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
-        h.insert(header::CONTENT_DISPOSITION, d);
-    }
-    res
-}
-
-/// A stored object streamed as it is read from the document store, with its length, type and
-/// caching headers: a file of any size costs a few buffers of memory. `len` is the object's size
-/// as the store said it; hyper ends the connection if the body does not match it, so a client
-/// never takes a short file for a whole one.
-pub fn stream_response<S>(
-    body: S,
-    len: u64,
-    content_type: &str,
-    cache_control: &'static str,
-    disposition: Option<String>,
-) -> Response
-where
-    S: futures::TryStream + Send + 'static,
-    S::Ok: Into<axum::body::Bytes>,
-    S::Error: Into<axum::BoxError>,
-{
-    let mut res = Response::new(Body::from_stream(body));
-    let h = res.headers_mut();
-    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_str(content_type)
-            .unwrap_or(HeaderValue::from_static("application/octet-stream")),
-    );
-    h.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(cache_control),
-    );
-    h.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
     if let Some(d) = disposition.and_then(|d| HeaderValue::from_str(&d).ok()) {
         h.insert(header::CONTENT_DISPOSITION, d);
     }
@@ -149,14 +126,13 @@ pub async fn read_content(
         .await
         .map_err(|e| AppError::Internal(e.into()))?
         .ok_or(AppError::NotFound("file in the document store"))?;
-    Ok(FileContent {
-        len: object.len,
-        body: Body::from_stream(object.body),
-    })
+    Ok(object.into())
 }
 
 #[cfg(test)]
 mod tests {
+    use futures::StreamExt as _;
+
     use super::*;
 
     #[test]
@@ -177,10 +153,14 @@ mod tests {
             Ok(axum::body::Bytes::from_static(b"ab")),
             Ok(axum::body::Bytes::from_static(b"c")),
         ];
-        let res = stream_response(
-            futures::stream::iter(chunks),
-            3,
+        let object = ObjectStream {
+            len: 3,
+            body: futures::stream::iter(chunks).boxed(),
+        };
+        let res = bytes_response(
+            object,
             "text/csv; charset=utf-8",
+            None,
             "private, no-store",
             Some(attachment("x.csv")),
         );

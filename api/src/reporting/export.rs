@@ -36,7 +36,7 @@ use crate::{
     auth::CurrentUser,
     error::{AppError, retry_transient},
     extract::{ApiJson, ApiPath, ApiQuery, Object},
-    files::{attachment, stream_response},
+    files::{attachment, bytes_response},
     paging::{JsonPageAnswer, Page, PageQuery},
     query::date_filter,
     state::AppState,
@@ -410,10 +410,10 @@ pub async fn download(
         .await
         .map_err(|e| AppError::Internal(e.into()))?
         .ok_or_else(expired)?;
-    Ok(stream_response(
-        object.body,
-        object.len,
+    Ok(bytes_response(
+        object,
         format.content_type(),
+        None,
         "private, no-store",
         Some(attachment(&file_name)),
     ))

@@ -19,9 +19,8 @@
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use futures::channel::mpsc;
-use futures::stream::{self, BoxStream};
-use futures::{FutureExt, SinkExt, StreamExt, future};
+use futures::StreamExt;
+use futures::stream::BoxStream;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -648,7 +647,7 @@ pub fn rows<'c>(
 ) -> BoxStream<'c, Result<Vec<Cell>>> {
     let currency = &spec.currency;
     match spec.kind {
-        ExportType::Reservations => reservation_rows(conn, spec.reservation_filter())
+        ExportType::Reservations => reservations::export_stream(conn, &spec.reservation_filter())
             .map(|row| row.map(reservation_cells))
             .boxed(),
         ExportType::Listings => figures::figures_stream(conn, scope, buckets, currency)
@@ -661,30 +660,6 @@ pub fn rows<'c>(
             .map(move |row| row.and_then(|row| revenue_cells(row, buckets, currency)))
             .boxed(),
     }
-}
-
-/// The reservations of `filter`, as a stream that owns the filter. [`reservations::export_stream`]
-/// borrows its filter for as long as it streams, and this one is made from the spec here: a
-/// future that owns both (an async block may borrow its own locals) drives the rows into a
-/// channel of one slot, polled with the channel in the consumer's task, so nothing is spawned
-/// and at most one row waits.
-fn reservation_rows<'c>(
-    conn: &'c mut PgConnection,
-    filter: ReservationFilter,
-) -> BoxStream<'c, Result<ReservationRow>> {
-    let (mut sender, receiver) = mpsc::channel(0);
-    let drive = async move {
-        let mut rows = reservations::export_stream(conn, &filter);
-        while let Some(row) = rows.next().await {
-            if sender.send(row).await.is_err() {
-                break;
-            }
-        }
-    };
-    // The receiver ends once the sender is dropped, at the end of `drive`.
-    stream::select(receiver.map(Some), drive.into_stream().map(|()| None))
-        .filter_map(future::ready)
-        .boxed()
 }
 
 fn text(value: Option<String>) -> Cell {

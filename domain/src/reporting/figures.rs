@@ -476,6 +476,20 @@ impl Scope {
         Ok(Scope { listing_ids: ids })
     }
 
+    /// The names of the listings the scope names, by name (none: every ACTIVE listing, which
+    /// the caller says in words), for an export's Definitions sheet.
+    pub async fn names(&self, conn: &mut PgConnection) -> Result<Vec<String>> {
+        if self.listing_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(sqlx::query_scalar(
+            "SELECT name FROM pms_listings WHERE id = ANY($1) ORDER BY lower(name), id",
+        )
+        .bind(self.listing_ids.as_slice())
+        .fetch_all(conn)
+        .await?)
+    }
+
     /// `null` for every ACTIVE listing, else the ids.
     pub fn json(&self) -> Value {
         if self.listing_ids.is_empty() {

@@ -232,7 +232,7 @@ pub struct ReservationRow {
 /// `FROM`, conditions and order as [`list_reservations`]) without its pages.
 pub fn export_stream<'c>(
     conn: &'c mut PgConnection,
-    f: &'c ReservationFilter,
+    f: &ReservationFilter,
 ) -> BoxStream<'c, Result<ReservationRow>> {
     let mut sql = QueryBuilder::new(concat!(
         "SELECT r.id, r.pms_id, l.id AS listing_id, r.listing_pms_id, l.name AS listing_name, r.guest_name,
@@ -243,7 +243,7 @@ pub fn export_stream<'c>(
     f.push_filter(&mut sql);
     sql.push(" ORDER BY ").push(LIST_ORDER);
     // The statement and its values leave the builder, so that the stream owns them rather than
-    // borrowing a builder that ends with this call.
+    // borrowing a builder (or the filter) that ends with this call.
     let mut query = sql.build();
     let arguments = match query.take_arguments() {
         Ok(arguments) => arguments.unwrap_or_default(),

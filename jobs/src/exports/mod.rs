@@ -159,7 +159,7 @@ async fn build(export_id: Uuid, ctx: &JobContext) -> Result<Value, JobError> {
     }
     // The revenue export ends with its Total row (the period's figures, as the dashboard's).
     let total_rows = u64::from(matches!(spec.kind, ExportType::Revenue));
-    let names = listing_names(&mut snapshot, &scope).await?;
+    let names = scope.names(&mut snapshot).await?;
     let definitions = exports::definitions(&spec, &names, Utc::now());
     // `rows` takes buckets for every type; a reservations export is not bucketed and ignores them.
     let buckets = exports::buckets_for(&spec).unwrap_or_else(|| {
@@ -350,21 +350,6 @@ fn percent_of(done: u64, total: u64) -> u8 {
         return 0;
     }
     u8::try_from(done.min(total) * 99 / total).unwrap_or(99)
-}
-
-/// The names of the listings an export names, for its Definitions sheet (none: every active
-/// listing, which the sheet says in words).
-async fn listing_names(conn: &mut PgConnection, scope: &Scope) -> Result<Vec<String>, JobError> {
-    if scope.listing_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let names = sqlx::query_scalar(
-        "SELECT name FROM pms_listings WHERE id = ANY($1) ORDER BY lower(name), id",
-    )
-    .bind(scope.listing_ids.as_slice())
-    .fetch_all(conn)
-    .await?;
-    Ok(names)
 }
 
 async fn still_processing(conn: &mut PgConnection, export_id: Uuid) -> Result<bool, JobError> {
