@@ -73,6 +73,13 @@ pub enum AppError {
     /// 503 with a code the client can act on (`PMS_NOT_CONFIGURED`).
     #[error("{message}")]
     UnavailableWith { code: &'static str, message: String },
+    /// 503 that passes with time (the document store throttling): `Retry-After` says when.
+    #[error("{message}")]
+    UnavailableRetry {
+        code: &'static str,
+        message: String,
+        retry_after_secs: u64,
+    },
     /// Never shown to clients: logged with the request id, answered as a generic 500.
     #[error(transparent)]
     Internal(anyhow::Error),
@@ -158,6 +165,37 @@ impl From<domain::Error> for AppError {
             domain::Error::PreconditionFailed => AppError::PreconditionFailed,
             domain::Error::Database(e) => AppError::Internal(e.into()),
             domain::Error::Internal(e) => AppError::Internal(e),
+        }
+    }
+}
+
+/// How long a client is asked to wait when the document store failed without saying.
+const STORE_RETRY_SECS: u64 = 30;
+
+impl From<domain::storage::StorageError> for AppError {
+    /// A remote store that fails or throttles is a service the route needs being away (503,
+    /// with when to come back); the local disk failing is ours (500). The cause is logged, never
+    /// shown: it names paths and the store's own words.
+    fn from(e: domain::storage::StorageError) -> Self {
+        use domain::storage::StorageError;
+        match e {
+            StorageError::Throttled { retry_after, .. } => {
+                tracing::warn!(error = %e, "document store throttled a read");
+                AppError::UnavailableRetry {
+                    code: "STORAGE_UNAVAILABLE",
+                    message: "the document store is busy; try again after Retry-After".to_owned(),
+                    retry_after_secs: retry_after.as_secs().clamp(1, 3600),
+                }
+            }
+            StorageError::Backend { .. } => {
+                tracing::error!(error = %e, "document store read failed");
+                AppError::UnavailableRetry {
+                    code: "STORAGE_UNAVAILABLE",
+                    message: "the document store is unavailable; try again later".to_owned(),
+                    retry_after_secs: STORE_RETRY_SECS,
+                }
+            }
+            StorageError::Io { .. } => AppError::Internal(e.into()),
         }
     }
 }
@@ -279,6 +317,15 @@ impl AppError {
             }
             AppError::UnavailableWith { code, message } => {
                 ErrorInfo::new(StatusCode::SERVICE_UNAVAILABLE, code, message)
+            }
+            AppError::UnavailableRetry {
+                code,
+                message,
+                retry_after_secs,
+            } => {
+                let mut i = ErrorInfo::new(StatusCode::SERVICE_UNAVAILABLE, code, message);
+                i.retry_after_secs = Some(*retry_after_secs);
+                i
             }
             AppError::Internal(_) => ErrorInfo::new(
                 StatusCode::INTERNAL_SERVER_ERROR,

@@ -123,8 +123,7 @@ pub async fn read_content(
     let object = state
         .store
         .get_stream(&path)
-        .await
-        .map_err(|e| AppError::Internal(e.into()))?
+        .await?
         .ok_or(AppError::NotFound("file in the document store"))?;
     Ok(object.into())
 }

@@ -134,7 +134,7 @@ pub async fn insert_pending(
         let path = document_path(&folder, doc.document_type, &name);
         let inserted = sqlx::query(
             "INSERT INTO documents (id, villa_id, document_type, title, file_name, mime_type, file_size, storage_path, pending_content)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (storage_path) DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (lower(storage_path)) WHERE NOT legacy_case_twin DO NOTHING",
         )
         .bind(id)
         .bind(doc.villa_id)
@@ -225,14 +225,19 @@ pub async fn pending(pool: &PgPool, id: Uuid) -> Result<Option<PendingDocument>>
 
 /// The store holds the bytes now: record where, and drop the database's copy. `false` when the
 /// document was deleted meanwhile (the caller removes what it stored).
-pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> Result<bool> {
+pub async fn mark_stored(
+    pool: &PgPool,
+    id: Uuid,
+    stored: &crate::storage::StoredObject,
+) -> Result<bool> {
     let done = sqlx::query(
-        "UPDATE documents SET storage_file_id = $2, storage_url = $3, pending_content = NULL, updated_at = now()
+        "UPDATE documents SET storage_file_id = $2, storage_url = $3, storage_etag = $4, pending_content = NULL, updated_at = now()
          WHERE id = $1",
     )
     .bind(id)
-    .bind(file_id)
-    .bind(url)
+    .bind(&stored.file_id)
+    .bind(&stored.url)
+    .bind(&stored.etag)
     .execute(pool)
     .await?;
     Ok(done.rows_affected() == 1)

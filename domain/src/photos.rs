@@ -105,7 +105,7 @@ pub async fn insert_pending(
             "INSERT INTO photos (id, villa_id, category, subfolder, file_name, mime_type, file_size, width, height,
                                  caption, alt_text, is_main, storage_path, pending_content, is_cover)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-             ON CONFLICT (storage_path) DO NOTHING",
+             ON CONFLICT (lower(storage_path)) WHERE NOT legacy_case_twin DO NOTHING",
         )
         .bind(id)
         .bind(photo.villa_id)
@@ -240,15 +240,20 @@ pub async fn pending(pool: &PgPool, id: Uuid) -> Result<Option<PendingPhoto>> {
 
 /// The store holds the photo: record where. The database's copy is dropped only once the
 /// thumbnail exists too (the thumbnail job reads it), see [`set_thumbnail`].
-pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> Result<()> {
+pub async fn mark_stored(
+    pool: &PgPool,
+    id: Uuid,
+    stored: &crate::storage::StoredObject,
+) -> Result<()> {
     sqlx::query(
-        "UPDATE photos SET storage_file_id = $2, storage_url = $3, updated_at = now(),
+        "UPDATE photos SET storage_file_id = $2, storage_url = $3, storage_etag = $4, updated_at = now(),
              pending_content = CASE WHEN thumbnail_content IS NULL THEN pending_content END
          WHERE id = $1",
     )
     .bind(id)
-    .bind(file_id)
-    .bind(url)
+    .bind(&stored.file_id)
+    .bind(&stored.url)
+    .bind(&stored.etag)
     .execute(pool)
     .await?;
     Ok(())

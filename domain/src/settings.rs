@@ -575,16 +575,18 @@ fn s3_settings(env: &mut Env<'_>) -> S3Settings {
     });
     let bucket = match env.raw("S3_BUCKET") {
         Some(bucket) => {
-            // S3's naming rules are stricter, and stores differ on the details: refused here is
-            // only what cannot be a bucket anywhere, as it would break the requests' paths.
+            // AWS's rules are stricter (lowercase, at most 63), and stores differ on the
+            // details (older buckets and other stores allow capitals and `_`): refused here is
+            // what is a bucket name nowhere, and anything that would change the requests'
+            // paths (`/`, `?`, `#`, `%`, spaces).
             if bucket.len() < 3
                 || bucket.len() > 255
-                || bucket
+                || !bucket
                     .chars()
-                    .any(|c| c == '/' || c.is_whitespace() || c.is_control())
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
             {
                 env.problems.push(format!(
-                    "S3_BUCKET must be a bucket name (3 to 255 characters, no / or spaces), got {bucket:?}"
+                    "S3_BUCKET must be a bucket name (3 to 255 letters, digits, '.', '-' or '_'), got {bucket:?}"
                 ));
             }
             bucket
@@ -725,10 +727,29 @@ fn graph_url(env: &mut Env<'_>, name: &str, default: &str) -> String {
                 env.problems.push(format!(
                     "{name} must be an http(s) address such as {default}, got {raw:?}"
                 ));
+            } else if env.production && !is_https_or_loopback(&raw) {
+                // The client secret and the tokens travel to these addresses.
+                env.problems.push(format!(
+                    "{name} must be an https address outside development (plain http only on \
+                     loopback, for a stand-in), got {raw:?}"
+                ));
             }
             raw.trim_end_matches('/').to_owned()
         }
     }
+}
+
+/// An `https://` address, or an `http://` one on this machine's loopback.
+fn is_https_or_loopback(raw: &str) -> bool {
+    reqwest::Url::parse(raw).is_ok_and(|url| {
+        let host = url.host_str().unwrap_or_default();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        url.scheme() == "https"
+            || host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    })
 }
 
 /// An absolute `http://` or `https://` address with a host.
@@ -1398,6 +1419,14 @@ mod tests {
                 "{expected:?} not in: {malformed}"
             );
         }
+        for bucket in ["villa?x", "villa#1", "villa%2F", "vi"] {
+            let refused =
+                core_with(&[("STORAGE_BACKEND", "s3"), ("S3_BUCKET", bucket)]).unwrap_err();
+            assert!(
+                refused.contains("S3_BUCKET must be a bucket name"),
+                "{bucket}: {refused}"
+            );
+        }
         for prefix in ["a//b", "./a", "a\\b"] {
             let message = core_with(&[
                 ("STORAGE_BACKEND", "s3"),
@@ -1508,6 +1537,24 @@ mod tests {
             );
         }
         assert!(!malformed.contains("s3cret"), "{malformed}");
+        // Outside development the secret and the tokens travel over TLS only; plain http
+        // stays possible on loopback, for a stand-in.
+        let plain = core_with(&[
+            ("APP_ENV", "production"),
+            ("STORAGE_BACKEND", "sharepoint"),
+            ("GRAPH_TENANT_ID", "tenant"),
+            ("GRAPH_CLIENT_ID", "client"),
+            ("GRAPH_CLIENT_SECRET", "secret"),
+            ("GRAPH_DRIVE_ID", "drive"),
+            ("GRAPH_BASE_URL", "http://graph.internal/v1.0"),
+            ("GRAPH_LOGIN_URL", "http://[::1]:8098"),
+        ])
+        .unwrap_err();
+        assert!(
+            plain.contains("GRAPH_BASE_URL must be an https address outside development"),
+            "{plain}"
+        );
+        assert!(!plain.contains("GRAPH_LOGIN_URL"), "{plain}");
     }
 
     #[test]

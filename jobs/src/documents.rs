@@ -95,20 +95,15 @@ impl Job for StoreDocument {
                     doc.storage_path
                 ))
             })?;
-        let stored = ctx.services.store.put(&path, &content).await?;
-        let kept = domain::documents::mark_stored(
-            &ctx.pool,
-            self.document_id,
-            &stored.file_id,
-            &stored.url,
-        )
-        .await?;
+        let len = content.len();
+        let stored = ctx.services.store.put(&path, content.into()).await?;
+        let kept = domain::documents::mark_stored(&ctx.pool, self.document_id, &stored).await?;
         if !kept {
             // Deleted while it was being stored: what was just written must not stay behind.
             ctx.services.store.delete(&path).await?;
             return Ok(json!({"skipped": "document deleted while it was being stored"}));
         }
-        Ok(json!({"storagePath": path.as_str(), "bytes": content.len()}))
+        Ok(json!({"storagePath": path.as_str(), "bytes": len}))
     }
 }
 
@@ -127,30 +122,31 @@ impl Job for StorePhoto {
     const BACKOFF_BASE: Duration = Duration::from_millis(250);
 
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
-        let Some(photo) = domain::photos::pending(&ctx.pool, self.photo_id).await? else {
+        let Some(mut photo) = domain::photos::pending(&ctx.pool, self.photo_id).await? else {
             return Ok(json!({"skipped": "photo deleted before it was stored"}));
         };
         if !photo.tree_ready {
             return Err(tree_not_ready(&ctx, photo.villa_id).await);
         }
-        let Some(content) = photo.pending_content.as_deref() else {
-            return Ok(json!({"skipped": "already stored"}));
-        };
         let path = domain::photos::stored_path(&photo).ok_or_else(|| {
             JobError::fatal(format!(
                 "stored path {:?} is not a storage path",
                 photo.storage_path
             ))
         })?;
+        let Some(content) = photo.pending_content.take() else {
+            return Ok(json!({"skipped": "already stored"}));
+        };
         // A bedroom's folder is made here, on its first photo (the tree has the category folders).
         if let Some((parent, _)) = path.as_str().rsplit_once('/')
             && let Some(parent) = domain::storage::StoragePath::from_stored(parent)
         {
             ctx.services.store.create_folder(&parent).await?;
         }
-        let stored = ctx.services.store.put(&path, content).await?;
-        domain::photos::mark_stored(&ctx.pool, self.photo_id, &stored.file_id, &stored.url).await?;
-        Ok(json!({"storagePath": path.as_str(), "bytes": content.len()}))
+        let len = content.len();
+        let stored = ctx.services.store.put(&path, content.into()).await?;
+        domain::photos::mark_stored(&ctx.pool, self.photo_id, &stored).await?;
+        Ok(json!({"storagePath": path.as_str(), "bytes": len}))
     }
 }
 
@@ -187,15 +183,10 @@ impl Job for StoreFieldNote {
         {
             ctx.services.store.create_folder(&parent).await?;
         }
-        let stored = ctx.services.store.put(&path, &content).await?;
-        domain::maintenance::field_notes::mark_stored(
-            &ctx.pool,
-            self.note_id,
-            &stored.file_id,
-            &stored.url,
-        )
-        .await?;
-        Ok(json!({"storagePath": path.as_str(), "bytes": content.len()}))
+        let len = content.len();
+        let stored = ctx.services.store.put(&path, content.into()).await?;
+        domain::maintenance::field_notes::mark_stored(&ctx.pool, self.note_id, &stored).await?;
+        Ok(json!({"storagePath": path.as_str(), "bytes": len}))
     }
 }
 

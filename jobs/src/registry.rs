@@ -121,7 +121,8 @@ impl JobError {
 
     /// The job cannot run yet because other work it needs is still queued or running; it runs
     /// again after `after`. Only for a prerequisite that is itself on its way: one that failed
-    /// is a [`retry`](Self::retry), so that waiting ends.
+    /// is a [`retry`](Self::retry), so that waiting ends. Also for a service that asks to be
+    /// called later (a throttling document store).
     pub fn not_yet(message: impl Into<String>, after: std::time::Duration) -> Self {
         Self {
             message: message.into(),
@@ -157,9 +158,22 @@ impl From<domain::Error> for JobError {
     }
 }
 
+/// The shortest and longest a throttled job waits before its next run.
+const THROTTLED_WAIT_MIN: std::time::Duration = std::time::Duration::from_secs(1);
+const THROTTLED_WAIT_MAX: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// A store that still throttles after the waiting one call does is not a failure: the job runs
+/// again when the store asked (within an hour), its attempt given back, however long the store
+/// keeps asking. Any other store error is a retry.
 impl From<domain::storage::StorageError> for JobError {
     fn from(e: domain::storage::StorageError) -> Self {
-        JobError::retry(e.to_string())
+        match e {
+            domain::storage::StorageError::Throttled { retry_after, .. } => JobError::not_yet(
+                e.to_string(),
+                retry_after.clamp(THROTTLED_WAIT_MIN, THROTTLED_WAIT_MAX),
+            ),
+            _ => JobError::retry(e.to_string()),
+        }
     }
 }
 

@@ -23,14 +23,20 @@
 //!
 //! Where the documentation leaves a behaviour open the stand-in takes the stricter reading: an
 //! upload into a folder that does not exist is refused (404) rather than creating it, and names
-//! are compared without regard to case, as SharePoint does.
+//! are compared without regard to case, as SharePoint does (a `PUT .../content` to `Rules.pdf`
+//! replaces the item `rules.pdf`, which keeps its name and id). Names SharePoint refuses
+//! ("Restrictions and limitations in OneDrive and SharePoint") are refused with a 400 wherever a
+//! name enters, a new folder's or an upload's path: characters `" * : < > ? / \ |`, a leading or
+//! trailing space, a trailing dot, the names `.lock` and `desktop.ini`, Windows' device names
+//! (`CON`, `PRN`, `AUX`, `NUL`, `COM0`-`COM9`, `LPT0`-`LPT9`, in any case, with an extension or
+//! not), a name beginning `~$`, and `_vti_` anywhere.
 //!
 //! Switches: [`FakeGraph::throttle_next`] (429 with `Retry-After`) and
 //! [`FakeGraph::unavailable_next`] (503 with `Retry-After`, SharePoint's other throttling answer)
 //! for the next requests to Graph, the upload and the download URLs (the token endpoint is
 //! Entra ID, another service, and is never throttled here); [`FakeGraph::revoke_tokens`]; the
 //! request log ([`FakeGraph::requests`]); and what the library holds ([`FakeGraph::bytes_of`],
-//! [`FakeGraph::is_folder`], [`FakeGraph::item_id`]).
+//! [`FakeGraph::is_folder`], [`FakeGraph::item_id`], [`FakeGraph::etag_of`]).
 
 // Refusals are whole answers (`Err(Response)`), returned at once by `?`; their size does not
 // matter on a test server's error paths.
@@ -155,8 +161,14 @@ fn new_id() -> String {
     format!("01{}", Uuid::new_v4().simple()).to_uppercase()
 }
 
+/// Items are keyed without regard to case, as SharePoint compares names.
 fn key_of(path: &str) -> String {
     path.to_lowercase()
+}
+
+/// The item's `eTag`: its id and version, so that every write changes it (as Graph's does).
+fn etag_of(item: &Item) -> String {
+    format!("\"{{{}}},{}\"", item.id, item.version)
 }
 
 /// The key of the folder holding `key` (`None` for the root).
@@ -347,6 +359,12 @@ impl FakeGraph {
         library.items.get(&key_of(path)).map(|item| item.id.clone())
     }
 
+    /// The `eTag` the item at `path` has now, as its JSON carries it.
+    pub fn etag_of(&self, path: &str) -> Option<String> {
+        let library = self.shared.lock();
+        library.items.get(&key_of(path)).map(etag_of)
+    }
+
     /// Every item's path (folders and files, the root aside), in order.
     pub fn paths(&self) -> Vec<String> {
         let library = self.shared.lock();
@@ -508,18 +526,50 @@ fn encode_segment(segment: &str) -> String {
     out
 }
 
-/// A name SharePoint accepts: not empty, none of `" * : < > ? / \ |` nor control characters,
-/// no leading or trailing space, no trailing dot.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name != "."
-        && name != ".."
-        && !name.starts_with(' ')
-        && !name.ends_with(' ')
-        && !name.ends_with('.')
-        && !name
-            .chars()
-            .any(|c| c.is_control() || "\"*:<>?/\\|".contains(c))
+/// Why SharePoint refuses `name` for a file or a folder, or `None` when it accepts it: empty, any
+/// of `" * : < > ? / \ |` or a control character, a leading or trailing space, a trailing dot;
+/// the reserved names `.lock` and `desktop.ini`; a Windows device name, alone or before an
+/// extension; a name beginning `~$`; `_vti_` anywhere. Case never matters.
+fn refused_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() || name == "." || name == ".." {
+        return Some("The name of an item cannot be empty.");
+    }
+    if name.starts_with(' ') || name.ends_with(' ') || name.ends_with('.') {
+        return Some("The name of an item cannot begin or end with a space, nor end with a dot.");
+    }
+    if name
+        .chars()
+        .any(|c| c.is_control() || "\"*:<>?/\\|".contains(c))
+    {
+        return Some("The provided name contains invalid characters.");
+    }
+    if RESERVED_NAMES.iter().any(|r| name.eq_ignore_ascii_case(r)) || is_device_name(name) {
+        return Some("The provided name is reserved and cannot be used.");
+    }
+    if name.starts_with("~$") {
+        return Some("The name of an item cannot begin with '~$'.");
+    }
+    if name.to_ascii_lowercase().contains("_vti_") {
+        return Some("The name of an item cannot contain '_vti_'.");
+    }
+    None
+}
+
+/// Whole names SharePoint keeps for itself.
+const RESERVED_NAMES: [&str; 2] = [".lock", "desktop.ini"];
+
+/// Whether `name` is a Windows device name (`CON`, `PRN`, `AUX`, `NUL`, `COM0`-`COM9`,
+/// `LPT0`-`LPT9`), in any case, alone or before an extension: Windows takes `CON.pdf` and
+/// `con.tar.gz` for the device too, so the part before the first dot is what counts (spaces
+/// before that dot ignored, as Windows ignores them).
+fn is_device_name(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
+    let stem = stem.to_ascii_uppercase();
+    let numbered = |prefix: &str| {
+        stem.strip_prefix(prefix)
+            .is_some_and(|n| n.len() == 1 && n.as_bytes()[0].is_ascii_digit())
+    };
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL") || numbered("COM") || numbered("LPT")
 }
 
 /// An item address under `/v1.0/drives/{drive}/`: the item's path (decoded, `""` for the root)
@@ -845,7 +895,7 @@ impl Shared {
         let mut json = json!({
             "id": item.id,
             "name": name,
-            "eTag": format!("\"{{{}}},{}\"", item.id, item.version),
+            "eTag": etag_of(item),
             "cTag": format!("\"c:{{{}}},{}\"", item.id, item.version),
             "createdDateTime": item.created,
             "lastModifiedDateTime": item.modified,
@@ -914,8 +964,8 @@ impl Shared {
         let Some(name) = request.get("name").and_then(Value::as_str) else {
             return invalid("The name of the new item is required.");
         };
-        if !valid_name(name) {
-            return invalid("The provided name contains invalid characters.");
+        if let Some(refused) = refused_name(name) {
+            return invalid(refused);
         }
         if !request.get("folder").is_some_and(Value::is_object) {
             return invalid(
@@ -984,10 +1034,12 @@ impl Shared {
         if path.is_empty() {
             return Err(invalid("Content cannot be uploaded to the root."));
         }
-        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
-        if !valid_name(name) {
-            return Err(invalid("The provided name contains invalid characters."));
+        // Every name on the way is checked, not only the new one: a refused folder name answers
+        // 400 rather than the 404 of a folder that cannot exist.
+        if let Some(refused) = path.split('/').find_map(refused_name) {
+            return Err(invalid(refused));
         }
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
         let parent_key = key_of(parent);
         match library.items.get(&parent_key) {
             // The stricter reading: no folder is created on the way.
@@ -1282,6 +1334,11 @@ enum Fragment {
 mod tests {
     use super::*;
 
+    /// A name SharePoint accepts.
+    fn valid_name(name: &str) -> bool {
+        refused_name(name).is_none()
+    }
+
     #[test]
     fn addresses_follow_graphs_path_syntax() {
         assert_eq!(parse_address("root"), Ok((String::new(), "")));
@@ -1317,5 +1374,163 @@ mod tests {
         assert!(!valid_name(" lead"));
         assert_eq!(encode_segment("a b/é"), "a%20b%2F%C3%A9");
         assert_eq!(decode_segment("a%20b%2F%C3%A9").as_deref(), Some("a b/é"));
+    }
+
+    #[test]
+    fn names_sharepoint_reserves_are_refused() {
+        for refused in [
+            ".lock",
+            ".LOCK",
+            "desktop.ini",
+            "Desktop.INI",
+            "CON",
+            "con",
+            "Con.pdf",
+            "con.tar.gz",
+            "CON .pdf",
+            "PRN",
+            "aux.txt",
+            "Nul",
+            "nul.",
+            "COM0",
+            "com1.log",
+            "COM9",
+            "LPT0",
+            "lpt5.pdf",
+            "Lpt9.docx",
+            "~$report.docx",
+            "~$",
+            "_vti_",
+            "plan_vti_bin.pdf",
+            "PLAN_VTI_.pdf",
+            "a_Vti_b",
+        ] {
+            assert!(!valid_name(refused), "{refused:?} accepted");
+        }
+        // What `SafeName` makes of them, and names that only look like them.
+        for accepted in [
+            "_.lock",
+            "_desktop.ini",
+            "desktop.ini.bak",
+            "x.lock",
+            "CON_.pdf",
+            "nul_",
+            "CONTRACT.pdf",
+            "console",
+            "icon.png",
+            "COM10.txt",
+            "LPT.txt",
+            "COM.pdf",
+            "report.con",
+            "a.CON",
+            "a~$b.docx",
+            "-report.docx",
+            "plan-vti-bin.pdf",
+            "_vti.pdf",
+            "vti_",
+        ] {
+            assert!(valid_name(accepted), "{accepted:?} refused");
+        }
+    }
+
+    fn library() -> Shared {
+        Shared {
+            origin: "http://127.0.0.1:9".to_owned(),
+            state: Mutex::new(Library::new()),
+        }
+    }
+
+    /// The status and Graph's error code of an answer (`""` when it is no error).
+    async fn status_and_code(response: Response) -> (StatusCode, String) {
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let code = answer
+            .pointer("/error/code")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        (status, code)
+    }
+
+    #[tokio::test]
+    async fn reserved_names_are_refused_wherever_a_name_enters() {
+        let shared = library();
+        let made = shared.create_child("", br#"{"name": "Villas", "folder": {}}"#);
+        assert_eq!(made.status(), StatusCode::CREATED);
+        for name in ["CON", "desktop.ini", "~$x", "a_vti_b", ".lock", "lpt1.d"] {
+            let folder = json!({ "name": name, "folder": {} }).to_string();
+            let answer = shared.create_child("Villas", folder.as_bytes());
+            assert_eq!(
+                status_and_code(answer).await,
+                (StatusCode::BAD_REQUEST, "invalidRequest".to_owned()),
+                "folder {name:?}"
+            );
+            let path = format!("Villas/{name}");
+            let answer = shared.put_content(&path, None, b"x");
+            assert_eq!(
+                status_and_code(answer).await,
+                (StatusCode::BAD_REQUEST, "invalidRequest".to_owned()),
+                "upload {name:?}"
+            );
+            let answer = shared.create_session(&path, b"");
+            assert_eq!(
+                status_and_code(answer).await,
+                (StatusCode::BAD_REQUEST, "invalidRequest".to_owned()),
+                "upload session {name:?}"
+            );
+            // Nor can a refused name be on the way to the new item.
+            let answer = shared.put_content(&format!("{path}/x.pdf"), None, b"x");
+            assert_eq!(
+                status_and_code(answer).await,
+                (StatusCode::BAD_REQUEST, "invalidRequest".to_owned()),
+                "upload under {name:?}"
+            );
+        }
+        let lock = shared.lock();
+        assert_eq!(
+            lock.items.keys().cloned().collect::<Vec<_>>(),
+            ["", "villas"],
+            "nothing refused was created"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_upload_to_a_name_in_another_case_replaces_the_item() {
+        let shared = library();
+        let first = shared.put_content("rules.pdf", None, b"first");
+        assert_eq!(first.status(), StatusCode::CREATED);
+        let (id, etag) = {
+            let lock = shared.lock();
+            let item = &lock.items["rules.pdf"];
+            (item.id.clone(), etag_of(item))
+        };
+        let second = shared.put_content("Rules.pdf", None, b"second");
+        assert_eq!(second.status(), StatusCode::OK);
+        let body = axum::body::to_bytes(second.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let item: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(item["id"], json!(id));
+        // The item keeps its name; its eTag changes with the new content.
+        assert_eq!(item["name"], json!("rules.pdf"));
+        assert_ne!(item["eTag"], json!(etag));
+        {
+            let lock = shared.lock();
+            assert_eq!(lock.items.len(), 2, "the root and one file");
+            assert_eq!(&lock.items["rules.pdf"].content[..], b"second");
+        }
+        // The default of an upload is to replace, so `fail` says the name is taken.
+        let refused = shared.put_content(
+            "RULES.PDF",
+            Some("%40microsoft.graph.conflictBehavior=fail"),
+            b"third",
+        );
+        assert_eq!(
+            status_and_code(refused).await,
+            (StatusCode::CONFLICT, "nameAlreadyExists".to_owned())
+        );
     }
 }

@@ -208,7 +208,8 @@ pub async fn list(
 #[utoipa::path(get, operation_id = "maintenance_field_notes_file", path = "/maintenance/field-notes/{id}/file", tag = "maintenance",
     params(("id" = Uuid, Path)),
     responses((status = 200, description = "The file, in its type",
-        content(([u8] = "audio/*"), ([u8] = "image/*")))))]
+        content(([u8] = "audio/*"), ([u8] = "image/*"))),
+        (status = 503, description = "STORAGE_UNAVAILABLE: the document store (S3, SharePoint) failed or is throttling; `Retry-After` says when to try again")))]
 pub async fn file(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

@@ -204,7 +204,8 @@ pub async fn get(
 /// The document's bytes (its `fileUrl`), whether or not the worker has stored it yet.
 #[utoipa::path(get, path = "/api/documents/{id}/file", tag = "onboarding", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The file, as an attachment, in its own type", content_type = "*/*", body = [u8]),
-        (status = 304, description = "Not modified (`If-None-Match`)")))]
+        (status = 304, description = "Not modified (`If-None-Match`)"),
+        (status = 503, description = "STORAGE_UNAVAILABLE: the document store (S3, SharePoint) failed or is throttling; `Retry-After` says when to try again")))]
 pub async fn file(
     State(state): State<AppState>,
     headers: HeaderMap,

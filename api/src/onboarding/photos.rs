@@ -131,7 +131,8 @@ pub async fn upload_photo(state: &AppState, body: Object) -> Result<Reply, AppEr
 #[utoipa::path(get, path = "/api/photos-enhanced/public/{id}", tag = "onboarding", security(()),
     params(("id" = Uuid, Path)),
     responses((status = 200, description = "The image, in its type", content(([u8] = "image/jpeg"), ([u8] = "image/png"), ([u8] = "image/webp"), ([u8] = "image/gif"))),
-        (status = 304, description = "Not modified (`If-None-Match`)")))]
+        (status = 304, description = "Not modified (`If-None-Match`)"),
+        (status = 503, description = "STORAGE_UNAVAILABLE: the document store (S3, SharePoint) failed or is throttling; `Retry-After` says when to try again")))]
 pub async fn public_photo(
     State(state): State<AppState>,
     headers: HeaderMap,

@@ -365,7 +365,8 @@ pub async fn status(
         (status = 404, description = "No such export"),
         (status = 409, description = "EXPORT_NOT_READY while the file is being made (`retryAfter` and `Retry-After` say when to ask again); EXPORT_FAILED when it could not be made (the message says why)"),
         (status = 410, description = "EXPORT_EXPIRED: the file was removed after EXPORT_RETENTION_DAYS; ask for a new export"),
-        (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 requests a minute per caller")))]
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 requests a minute per caller"),
+        (status = 503, description = "STORAGE_UNAVAILABLE: the document store (S3, SharePoint) failed or is throttling; `Retry-After` says when to try again")))]
 pub async fn download(
     State(state): State<AppState>,
     ApiPath(export_id): ApiPath<Uuid>,
@@ -404,12 +405,7 @@ pub async fn download(
         ))
     })?;
     // A file removed before its time (by hand) is gone all the same.
-    let object = state
-        .store
-        .get_stream(&path)
-        .await
-        .map_err(|e| AppError::Internal(e.into()))?
-        .ok_or_else(expired)?;
+    let object = state.store.get_stream(&path).await?.ok_or_else(expired)?;
     Ok(bytes_response(
         object,
         format.content_type(),

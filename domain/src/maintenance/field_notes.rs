@@ -115,7 +115,7 @@ pub async fn insert(conn: &mut PgConnection, note: &NewFieldNote, by: &str) -> R
         let inserted = sqlx::query(
             "INSERT INTO field_notes (id, villa_id, work_order_id, asset_id, type, content, file_name, mime_type,
                                       file_size, storage_path, pending_content, created_by)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (storage_path) DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (lower(storage_path)) WHERE NOT legacy_case_twin DO NOTHING",
         )
         .bind(id)
         .bind(villa)
@@ -234,13 +234,18 @@ pub async fn pending(pool: &PgPool, id: Uuid) -> Result<Option<PendingNote>> {
 }
 
 /// The store holds the file now: record where, and drop the database's copy.
-pub async fn mark_stored(pool: &PgPool, id: Uuid, file_id: &str, url: &str) -> Result<bool> {
+pub async fn mark_stored(
+    pool: &PgPool,
+    id: Uuid,
+    stored: &crate::storage::StoredObject,
+) -> Result<bool> {
     let done = sqlx::query(
-        "UPDATE field_notes SET storage_file_id = $2, storage_url = $3, pending_content = NULL WHERE id = $1",
+        "UPDATE field_notes SET storage_file_id = $2, storage_url = $3, storage_etag = $4, pending_content = NULL WHERE id = $1",
     )
     .bind(id)
-    .bind(file_id)
-    .bind(url)
+    .bind(&stored.file_id)
+    .bind(&stored.url)
+    .bind(&stored.etag)
     .execute(pool)
     .await?;
     Ok(done.rows_affected() == 1)

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, stream};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
@@ -45,6 +45,7 @@ impl LocalStore {
         StoredObject {
             file_id: format!("local:{path}"),
             url: format!("local:///{path}"),
+            etag: None,
         }
     }
 
@@ -58,7 +59,7 @@ impl LocalStore {
     pub async fn put(
         &self,
         path: &StoragePath,
-        bytes: &[u8],
+        bytes: Bytes,
     ) -> Result<StoredObject, StorageError> {
         let target = self.file_of(path);
         let dir = target.parent().unwrap_or(&self.root).to_path_buf();
@@ -68,7 +69,7 @@ impl LocalStore {
         let temp = dir.join(format!(".upload-{}.tmp", Uuid::new_v4().simple()));
         let written = async {
             let mut file = tokio::fs::File::create(&temp).await?;
-            file.write_all(bytes).await?;
+            file.write_all(&bytes).await?;
             file.sync_all().await?;
             tokio::fs::rename(&temp, &target).await
         }
@@ -200,9 +201,15 @@ mod tests {
         assert!(store.folder_exists(&villa).await.unwrap());
         let name = SafeName::parse("fileName", "../../../escape.pdf").unwrap();
         let path = document_path(&villa, DocumentType::Other, &name);
-        let stored = store.put(&path, b"first").await.unwrap();
+        let stored = store
+            .put(&path, Bytes::from_static(b"first"))
+            .await
+            .unwrap();
         assert_eq!(stored.file_id, format!("local:{path}"));
-        store.put(&path, b"second").await.unwrap();
+        store
+            .put(&path, Bytes::from_static(b"second"))
+            .await
+            .unwrap();
         assert_eq!(
             store.get(&path).await.unwrap().as_deref(),
             Some(&b"second"[..])

@@ -85,6 +85,9 @@ pub struct StoredObject {
     pub file_id: String,
     /// Where the store serves it (`storageUrl`).
     pub url: String,
+    /// The version the store gave these bytes (S3's ETag, the drive item's eTag; none on the
+    /// local backend), kept with the record's metadata.
+    pub etag: Option<String>,
 }
 
 /// An object read as a stream of chunks, so that a large file is never held in memory.
@@ -118,6 +121,15 @@ pub enum StorageError {
         op: &'static str,
         path: String,
         message: String,
+    },
+    /// A remote backend still asks to wait (Graph's 429, or 503 with `Retry-After`) after the
+    /// waiting one call may do: not a failure, the caller comes back after `retry_after`.
+    #[error("document store ({backend}) {op} {path}: throttled, asked to wait {}s", retry_after.as_secs())]
+    Throttled {
+        backend: &'static str,
+        op: &'static str,
+        path: String,
+        retry_after: std::time::Duration,
     },
 }
 
@@ -190,11 +202,12 @@ impl DocumentStore {
         dispatch!(self, s => s.create_folder(path).await)
     }
 
-    /// Writes the object; writing it again replaces it (uploads are retried).
+    /// Writes the object; writing it again replaces it (uploads are retried). Takes the bytes
+    /// by value: the backends send them on without a copy.
     pub async fn put(
         &self,
         path: &StoragePath,
-        bytes: &[u8],
+        bytes: Bytes,
     ) -> Result<StoredObject, StorageError> {
         dispatch!(self, s => s.put(path, bytes).await)
     }

@@ -4,6 +4,13 @@
 //! characters, other punctuation) becomes `-`. A name that is `.` or `..` after that, or that is
 //! empty or made only of dots and dashes, is refused: it names no file. So no name can climb
 //! out of its folder, whatever a client sends.
+//!
+//! Names are also made acceptable to every backend, SharePoint being the strictest (Microsoft's
+//! "Restrictions and limitations in OneDrive and SharePoint"): trailing dots are dropped, `_vti_`
+//! is broken up, Windows device names (`CON`, `NUL`, `COM1`… even with an extension) and the
+//! reserved `desktop.ini` and `.lock` get a `_`. The same name on every backend keeps a switch of
+//! backends from renaming anything, and a name refused only at upload time would fail a job
+//! after the client was told its file was accepted.
 
 use std::fmt;
 
@@ -34,6 +41,7 @@ impl SafeName {
         if name.len() > MAX_NAME_LEN {
             name = shorten(&name);
         }
+        let name = reserved_made_safe(name);
         if name.chars().all(|c| matches!(c, '.' | '-')) {
             return Err(Error::invalid(
                 field,
@@ -81,6 +89,44 @@ impl SafeName {
     pub(crate) fn fallback() -> SafeName {
         SafeName("villa".to_owned())
     }
+}
+
+/// Windows' device names, which SharePoint refuses as a name or a name's stem (`CON.pdf`).
+const DEVICE_NAMES: [&str; 4] = ["CON", "PRN", "AUX", "NUL"];
+/// Device names followed by one digit: `COM0`…`COM9`, `LPT0`…`LPT9`.
+const NUMBERED_DEVICES: [&str; 2] = ["COM", "LPT"];
+/// Whole names SharePoint keeps for itself.
+const RESERVED_NAMES: [&str; 2] = ["desktop.ini", ".lock"];
+
+/// `name` (already made of safe characters) changed as little as can be so that no backend
+/// refuses it: trailing dots dropped, `_vti_` broken up, a device-name stem or a reserved name
+/// given a `_`. May answer an empty name (`...`), which the caller refuses.
+fn reserved_made_safe(name: String) -> String {
+    let mut name = name.trim_end_matches('.').to_owned();
+    // `_vti_` may appear in any case; the safe characters are ASCII, so byte offsets match.
+    while let Some(at) = name.to_ascii_lowercase().find("_vti_") {
+        name.replace_range(at..at + 5, "-vti-");
+    }
+    if RESERVED_NAMES.iter().any(|r| name.eq_ignore_ascii_case(r)) {
+        return format!("_{name}");
+    }
+    let stem_len = name.find('.').unwrap_or(name.len());
+    let stem = &name[..stem_len];
+    let is_device = DEVICE_NAMES.iter().any(|d| stem.eq_ignore_ascii_case(d))
+        || (stem.len() == 4
+            && stem.as_bytes()[3].is_ascii_digit()
+            && NUMBERED_DEVICES
+                .iter()
+                .any(|d| stem[..3].eq_ignore_ascii_case(d)));
+    if is_device {
+        name.insert(stem_len, '_');
+        if name.len() > MAX_NAME_LEN {
+            // Only a name of MAX_NAME_LEN with a device stem: drop one character of its end.
+            name.truncate(MAX_NAME_LEN);
+            name.truncate(name.trim_end_matches('.').len());
+        }
+    }
+    name
 }
 
 fn shorten(name: &str) -> String {
@@ -173,6 +219,31 @@ mod tests {
         assert_eq!(first.as_str(), "same.txt");
         assert!(second.as_str().starts_with("same-") && second.as_str().ends_with(".txt"));
         assert_eq!(third.as_str().len(), "same-.txt".len() + 32);
+    }
+
+    #[test]
+    fn names_sharepoint_refuses_are_made_acceptable() {
+        assert_eq!(safe("report."), "report");
+        assert_eq!(safe("report . . "), "report-.-");
+        assert_eq!(safe("CON.pdf"), "CON_.pdf");
+        assert_eq!(safe("con"), "con_");
+        assert_eq!(safe("Lpt9.tar.gz"), "Lpt9_.tar.gz");
+        assert_eq!(safe("COM10.pdf"), "COM10.pdf");
+        assert_eq!(safe("console.pdf"), "console.pdf");
+        assert_eq!(safe("Desktop.ini"), "_Desktop.ini");
+        assert_eq!(safe(".lock"), "_.lock");
+        assert_eq!(safe("my.lock"), "my.lock");
+        assert_eq!(safe("a_vti_b_VTI_c.pdf"), "a-vti-b-vti-c.pdf");
+        assert_eq!(safe("~$draft.docx"), "--draft.docx");
+        for raw in ["...", ". .", "-."] {
+            assert!(SafeName::parse("fileName", raw).is_err(), "{raw:?}");
+        }
+        // A suffixed candidate of a made-safe name stays acceptable.
+        let n = SafeName::parse("f", "nul.txt").unwrap();
+        assert_eq!(n.with_suffix("ab12").as_str(), "nul_-ab12.txt");
+        // A cut name never ends with a dot.
+        let cut = safe(&format!("{}.", "a".repeat(MAX_NAME_LEN - 1)));
+        assert!(!cut.ends_with('.'), "{cut}");
     }
 
     #[test]

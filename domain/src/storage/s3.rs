@@ -41,6 +41,33 @@ const PARTS_IN_FLIGHT: usize = 2;
 const MARKER_ATTEMPTS: u32 = 3;
 const MARKERS_IN_FLIGHT: usize = 8;
 
+/// The environment variables of the AWS credential chain that the store reads, beside the
+/// settings' `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`.
+const CREDENTIAL_CHAIN_ENV: [(&str, AmazonS3ConfigKey); 10] = [
+    ("AWS_SESSION_TOKEN", AmazonS3ConfigKey::Token),
+    (
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        AmazonS3ConfigKey::WebIdentityTokenFile,
+    ),
+    ("AWS_ROLE_ARN", AmazonS3ConfigKey::RoleArn),
+    ("AWS_ROLE_SESSION_NAME", AmazonS3ConfigKey::RoleSessionName),
+    ("AWS_ENDPOINT_URL_STS", AmazonS3ConfigKey::StsEndpoint),
+    (
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        AmazonS3ConfigKey::ContainerCredentialsRelativeUri,
+    ),
+    (
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        AmazonS3ConfigKey::ContainerCredentialsFullUri,
+    ),
+    (
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+        AmazonS3ConfigKey::ContainerAuthorizationTokenFile,
+    ),
+    ("AWS_METADATA_ENDPOINT", AmazonS3ConfigKey::MetadataEndpoint),
+    ("AWS_IMDSV1_FALLBACK", AmazonS3ConfigKey::ImdsV1Fallback),
+];
+
 /// The document store in one bucket of an S3-compatible object store.
 #[derive(Debug, Clone)]
 pub struct S3Store {
@@ -75,16 +102,15 @@ impl S3Store {
             .with_timeout_disabled()
             .with_connect_timeout(Duration::from_secs(10))
             .with_read_timeout(Duration::from_secs(60));
-        // The environment's `AWS_*` next, as `AmazonS3Builder::from_env` reads them, for the
-        // rest of the usual credential chain (session token, web identity, container and
-        // instance roles); the settings then win over anything there.
+        // The rest of the usual AWS credential chain (session token, web identity, container
+        // and instance roles) comes from the environment, as the AWS SDKs read it; nothing
+        // else does: the bucket, region, endpoint and keys are the settings' (checked at
+        // start), so an `AWS_ENDPOINT_URL` left in the environment cannot send the files
+        // elsewhere behind them.
         let mut builder = AmazonS3Builder::new().with_client_options(options);
-        for (key, value) in std::env::vars_os() {
-            if let (Some(key), Some(value)) = (key.to_str(), value.to_str())
-                && key.starts_with("AWS_")
-                && let Ok(config) = key.to_ascii_lowercase().parse::<AmazonS3ConfigKey>()
-            {
-                builder = builder.with_config(config, value);
+        for (name, key) in CREDENTIAL_CHAIN_ENV {
+            if let Ok(value) = std::env::var(name) {
+                builder = builder.with_config(key, value);
             }
         }
         builder = builder
@@ -93,8 +119,6 @@ impl S3Store {
         if let Some(endpoint) = &settings.endpoint {
             builder = builder
                 .with_endpoint(endpoint)
-                // `AWS_ENDPOINT_URL_S3` would take precedence over the endpoint otherwise.
-                .with_config(AmazonS3ConfigKey::S3Endpoint, endpoint)
                 .with_virtual_hosted_style_request(false)
                 .with_allow_http(true);
         }
@@ -146,14 +170,17 @@ impl S3Store {
         StoredObject {
             file_id: location.to_string(),
             url: format!("s3://{}/{location}", self.bucket),
+            etag: None,
         }
     }
 
+    /// `storageFileId` is the key, which stays the same when the object is replaced; the ETag
+    /// identifies this version of it.
     fn stored(&self, location: &Path, put: &PutResult) -> StoredObject {
-        // The ETag identifies this version of the object; `storageFileId` is the key, which
-        // stays the same when the object is replaced.
-        tracing::debug!(key = %location, e_tag = ?put.e_tag, "object stored in S3");
-        self.object(location)
+        StoredObject {
+            etag: put.e_tag.clone(),
+            ..self.object(location)
+        }
     }
 
     pub async fn create_folder(&self, path: &StoragePath) -> Result<(), StorageError> {
@@ -164,17 +191,15 @@ impl S3Store {
     }
 
     /// Writes the object, replacing any. Up to [`PART`] bytes in one request; more in a
-    /// multipart upload, whose parts are copied from `bytes` one at a time.
+    /// multipart upload of slices of `bytes` (never copied).
     pub async fn put(
         &self,
         path: &StoragePath,
-        bytes: &[u8],
+        bytes: Bytes,
     ) -> Result<StoredObject, StorageError> {
         let location = self.location("put", path)?;
         let put = if bytes.len() <= PART {
-            self.store
-                .put(&location, PutPayload::from(Bytes::copy_from_slice(bytes)))
-                .await
+            self.store.put(&location, PutPayload::from(bytes)).await
         } else {
             self.put_parts(&location, bytes).await
         };
@@ -185,18 +210,19 @@ impl S3Store {
     async fn put_parts(
         &self,
         location: &Path,
-        bytes: &[u8],
+        bytes: Bytes,
     ) -> Result<PutResult, object_store::Error> {
         let upload = self.store.put_multipart(location).await?;
         let mut writer = WriteMultipart::new_with_chunk_size(upload, PART);
-        for chunk in bytes.chunks(PART) {
+        for start in (0..bytes.len()).step_by(PART) {
+            let chunk = bytes.slice(start..bytes.len().min(start + PART));
             if let Err(e) = writer.wait_for_capacity(PARTS_IN_FLIGHT).await {
                 // Best effort: a multipart upload left open only costs storage until the
                 // bucket's lifecycle rule, if any, removes it.
                 let _ = writer.abort().await;
                 return Err(e);
             }
-            writer.put(Bytes::copy_from_slice(chunk));
+            writer.put(chunk);
         }
         // Aborts the upload itself when a part or the completion fails.
         writer.finish().await

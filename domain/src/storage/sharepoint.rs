@@ -20,7 +20,9 @@
 //! - **Reads**: `GET .../content`, which answers a redirect to a pre-authenticated download URL
 //!   (reqwest follows it and drops the `Authorization` header when the host changes).
 //! - **Throttling**: 429, or 503 with `Retry-After`, waits as asked and tries again, up to
-//!   [`MAX_THROTTLED`] times and [`MAX_THROTTLE_WAIT`] in all: not a failure. Other 5xx and
+//!   [`MAX_THROTTLED`] times and [`MAX_THROTTLE_WAIT`] in all: not a failure. Past that (or when
+//!   one answer asks for more), the call ends with [`StorageError::Throttled`], which a job
+//!   turns into a later run that uses up no attempt. Other 5xx and
 //!   network failures are tried again [`MAX_RETRIES`] times with a backoff; then the call fails
 //!   with [`StorageError::Backend`] and the job's own retries take over.
 //!
@@ -176,7 +178,7 @@ fn classify(status: StatusCode, retry_after: Option<Duration>) -> Class {
 
 /// Where the bytes of an upload session come from.
 enum Source<'a> {
-    Memory(&'a [u8]),
+    Memory(Bytes),
     File {
         file: tokio::fs::File,
         name: &'a Path,
@@ -193,11 +195,12 @@ impl Source<'_> {
     ) -> Result<Bytes, StorageError> {
         match self {
             Source::Memory(bytes) => {
-                let bytes: &[u8] = bytes;
+                // A slice of the caller's bytes, not a copy.
                 usize::try_from(offset)
                     .ok()
-                    .and_then(|start| bytes.get(start..)?.get(..len))
-                    .map(Bytes::copy_from_slice)
+                    .and_then(|start| start.checked_add(len).map(|end| (start, end)))
+                    .filter(|&(_, end)| end <= bytes.len())
+                    .map(|(start, end)| bytes.slice(start..end))
                     .ok_or_else(|| {
                         backend(
                             OP_PUT,
@@ -307,11 +310,11 @@ impl SharePointStore {
     pub async fn put(
         &self,
         path: &StoragePath,
-        bytes: &[u8],
+        bytes: Bytes,
     ) -> Result<StoredObject, StorageError> {
         let total = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
         if total <= SIMPLE_UPLOAD_MAX {
-            return self.put_small(path, Bytes::copy_from_slice(bytes)).await;
+            return self.put_small(path, bytes).await;
         }
         self.upload(path, Source::Memory(bytes), total).await
     }
@@ -347,7 +350,8 @@ impl SharePointStore {
             .bytes()
             .await
             .map_err(|e| backend(OP_GET, path, describe(e)))?;
-        Ok(Some(bytes.to_vec()))
+        // The body's one buffer becomes the answer without a copy when it came in one chunk.
+        Ok(Some(Vec::from(bytes)))
     }
 
     /// The object as the download's own chunks; nothing is held beyond the chunk in flight.
@@ -745,18 +749,26 @@ impl SharePointStore {
                 Class::Throttled(asked) => {
                     let wait = asked.unwrap_or_else(|| backoff(THROTTLE_BASE, throttled, jitter()));
                     throttled += 1;
-                    if throttled > MAX_THROTTLED || throttled_for + wait > MAX_THROTTLE_WAIT {
-                        return Err(backend(
+                    let waited = throttled_for.saturating_add(wait);
+                    if throttled > MAX_THROTTLED || waited > MAX_THROTTLE_WAIT {
+                        // Past what one call waits: the job comes back when Graph asks, without
+                        // using up an attempt ([`StorageError::Throttled`]).
+                        tracing::info!(
                             op,
-                            path,
-                            format!(
-                                "Microsoft Graph is still throttling ({reason}) after {throttled} \
-                                 answers and {}s of waiting",
-                                throttled_for.as_secs()
-                            ),
-                        ));
+                            %path,
+                            %reason,
+                            throttled,
+                            ?wait,
+                            "Microsoft Graph is still throttling; handing the wait to the job"
+                        );
+                        return Err(StorageError::Throttled {
+                            backend: BACKEND,
+                            op,
+                            path: path.to_string(),
+                            retry_after: wait,
+                        });
                     }
-                    throttled_for += wait;
+                    throttled_for = waited;
                     tracing::info!(
                         op,
                         %path,
@@ -869,7 +881,8 @@ fn stored_object(item: &Value) -> Option<StoredObject> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    Some(StoredObject { file_id, url })
+    let etag = item.get("eTag").and_then(Value::as_str).map(str::to_owned);
+    Some(StoredObject { file_id, url, etag })
 }
 
 async fn read_json(
@@ -1313,6 +1326,7 @@ mod tests {
             "id": "01ABC",
             "name": "x.pdf",
             "webUrl": "https://contoso.sharepoint.com/x.pdf",
+            "eTag": "\"{5A8E3F1C-0B6D-4C1A-9C3E-2F1D6B7A8C9D},2\"",
             "file": {},
         });
         assert_eq!(
@@ -1320,6 +1334,7 @@ mod tests {
             Some(StoredObject {
                 file_id: "01ABC".to_owned(),
                 url: "https://contoso.sharepoint.com/x.pdf".to_owned(),
+                etag: Some("\"{5A8E3F1C-0B6D-4C1A-9C3E-2F1D6B7A8C9D},2\"".to_owned()),
             })
         );
         assert_eq!(stored_object(&json!({"name": "x.pdf"})), None);
@@ -1356,7 +1371,7 @@ mod tests {
         assert_eq!(&first[..], &content[..FRAGMENT]);
         // Past the end: an error, not short data.
         assert!(source.read(&path, total - 5, 10).await.is_err());
-        let mut memory = Source::Memory(&content);
+        let mut memory = Source::Memory(Bytes::from(content.clone()));
         assert_eq!(&memory.read(&path, 3, 4).await.unwrap()[..], &content[3..7]);
         assert!(memory.read(&path, total - 1, 2).await.is_err());
         let _ = std::fs::remove_file(name);

@@ -716,3 +716,60 @@ async fn a_photo_upload_meeting_a_held_document_upload_does_not_deadlock(pool: P
     assert_eq!(status, 201, "{body}");
     assert_eq!(deadlocks_reported(&pool).await, 0, "the uploads deadlocked");
 }
+
+/// A document store that keeps throttling a read past what one request waits answers 503 with
+/// the store's own `Retry-After` (a service the route needs is busy), never a 500; once it lets
+/// go, the same file comes back whole.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_throttling_store_answers_503_with_retry_after(pool: PgPool) {
+    let graph = tests::fake_graph::FakeGraph::start().await;
+    let app = TestApp::spawn_with(
+        pool.clone(),
+        TestAppOptions {
+            storage: tests::TestStorage::SharePoint(graph.settings()),
+            ..TestAppOptions::default()
+        },
+    )
+    .await;
+    let (villa, _) = start(&app, "THROTTLED").await;
+    let content = b"%PDF-1.7 throttled contract".to_vec();
+    let (status, body) = upload_doc(&app, villa, "contract.pdf", &content).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["data"]["id"].as_str().unwrap().to_owned();
+    let _worker = app.worker(registry());
+    let stored = eventually(Duration::from_secs(30), || async {
+        sqlx::query_scalar::<_, bool>(
+            "SELECT pending_content IS NULL FROM documents WHERE id = $1::uuid",
+        )
+        .bind(&id)
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+        .then_some(())
+    })
+    .await;
+    assert!(stored.is_some(), "the document never reached SharePoint");
+
+    // Longer than the in-request budget: not waited out in the request.
+    let asked = domain::storage::sharepoint::MAX_THROTTLE_WAIT.as_secs() + 180;
+    graph.throttle_next(1, asked);
+    let res = app
+        .get(&format!("/api/documents/{id}/file"), "viewer")
+        .await;
+    assert_eq!(res.status(), 503);
+    assert_eq!(
+        res.headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some(asked.to_string().as_str())
+    );
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["statusCode"], 503, "{body}");
+    assert_eq!(body["data"]["code"], "STORAGE_UNAVAILABLE", "{body}");
+
+    let res = app
+        .get(&format!("/api/documents/{id}/file"), "viewer")
+        .await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.bytes().await.unwrap().to_vec(), content);
+}
