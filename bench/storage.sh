@@ -6,8 +6,11 @@
 #      Beside them, the database's own figure: the same 1 MB rows inserted straight into Postgres
 #      (upload-bench accept prints it).
 #   2. The API's peak resident memory (VmHWM) while serving 25 MB files from S3 to 8 concurrent
-#      clients (8 files, each client reading them all 3 times), over its idle figure; target:
-#      under 4 x the bytes in flight (8 x 25 MB), so files are streamed, not buffered.
+#      clients (8 files, each client reading them all 3 times), and its growth over the idle
+#      figure; target: a growth under 4 x the bytes in flight (8 x 25 MB). Beside it, the RSS an
+#      API holding each file whole would reach (idle + the bytes in flight), and the share of the
+#      bytes in flight the growth amounts to: gated under 100% too, since an API holding each file
+#      whole grows by about the bytes in flight and would pass the 4 x target.
 # Uses scratch databases, a private redis-server, a temporary local store and an S3 bucket on a
 # private moto server; leaves nothing behind.
 #   Usage: bench/storage.sh
@@ -15,8 +18,17 @@ set -euo pipefail
 [ -n "${BENCH_DEBUG:-}" ] && set -x
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source scripts/python-tools.sh
 ensure_postgres
-python3 -c 'import moto.server' 2>/dev/null || pip install -q 'moto[server]>=5.1,<6'
+# The bench runs a redis-server of its own; this makes sure there is one to run.
+ensure_redis
+ensure_python_venv
+# moto, as scripts/test gets it: when this machine's python3 lacks it, from a virtual environment
+# of its own, first on PATH.
+if ! python3 -c 'import moto.server' >/dev/null 2>&1; then
+  venv=$(python_venv "${MOTO_VENV:-$PYTHON_VENVS/villa-moto-venv}" 'moto[server]>=5.1,<6')
+  export PATH="$venv/bin:$PATH"
+fi
 echo "building release binaries..."
 cargo build --release -p api -p workers -p bench --bins -q
 
@@ -43,6 +55,9 @@ stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
 redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" 2>&1 &
 pids+=($!)
+# Unlike the tests' (tests/src/s3_server.rs), this moto checks no signatures: the bench measures
+# the store's throughput and the API's memory, not its signing, and plain curl can then create the
+# bucket and list it. The credentials below are signed with and ignored.
 python3 -c "
 from moto.server import ThreadedMotoServer
 import time
@@ -123,7 +138,15 @@ wait_for_clients
 took=$(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
 [ ! -f "$work/download-failures" ] || die "$(wc -l <"$work/download-failures") downloads failed"
 peak_kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$api_pid/status")
+# Judged on the growth over idle: the idle RSS is no part of what serving the files costs.
 awk -v i="$idle_kb" -v p="$peak_kb" -v t="$took" 'BEGIN {
-  printf "api.rss_idle_mb               %.0f\n", i / 1024
-  printf "api.rss_peak_mb               %.0f   (8 clients x 8 files x 3 rounds of 25 MB from S3 in %.1f s: %.0f MB/s; bytes in flight 8 x 25 MB = 200 MB; target < 800 MB: %.2fx)\n", p / 1024, t, 8 * 8 * 3 * 25 / t, p / 1024 / 200
-  if (p / 1024 >= 800) { print "FAILED: over 4 x the bytes in flight"; exit 1 } }'
+  flight = 8 * 25
+  idle = i / 1024; peak = p / 1024; growth = peak - idle
+  printf "api.rss_idle_mb               %.0f\n", idle
+  printf "api.rss_peak_mb               %.0f   (8 clients x 8 files x 3 rounds of 25 MB from S3 in %.1f s: %.0f MB/s)\n", peak, t, 8 * 8 * 3 * 25 / t
+  printf "api.rss_if_buffered_mb        %.0f   (idle + the bytes in flight, 8 x 25 MB = %d MB: the least an API holding each file whole reaches)\n", idle + flight, flight
+  printf "api.rss_growth_mb             %.0f   (peak - idle: %.0f MB of the %d MB in flight, %.0f%%; target < 4 x = %d MB: %.2fx)\n", growth, growth, flight, 100 * growth / flight, 4 * flight, growth / flight
+  if (growth >= 4 * flight) { print "FAILED: the growth is over 4 x the bytes in flight"; exit 1 }
+  # The 4 x target alone would pass an API that holds each file whole (about 1 x): streaming
+  # is what keeps the growth under the bytes in flight, so that is gated too.
+  if (growth >= flight) { print "FAILED: the growth reaches the bytes in flight, as if files were held whole"; exit 1 } }'

@@ -1,6 +1,7 @@
-# Sourced by scripts/run and scripts/test: makes sure PostgreSQL and Redis answer on
+# Sourced by scripts/run, scripts/test and the benches: makes sure PostgreSQL and Redis answer on
 # 127.0.0.1:5432 and 127.0.0.1:6379, installing them from Debian's packages and starting them
-# when they are absent. Nothing here runs when both already answer.
+# when they are absent, and (for the scripts that run Python tools) that python3 can make
+# virtual environments. Nothing here runs when all of that is already so.
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -48,6 +49,15 @@ ensure_redis() {
   redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
     --logfile /tmp/villa-redis.log
   wait_for Redis redis-cli -h 127.0.0.1 -p 6379 ping
+}
+
+# python3, able to make the virtual environments of scripts/python-tools.sh. Debian's python3
+# leaves venv's ensurepip to the python3-venv package, without which `python3 -m venv` fails
+# half-way: its absence shows as ensurepip failing to import.
+ensure_python_venv() {
+  if command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then return 0; fi
+  echo "installing python3 with venv and pip from Debian's packages..."
+  apt_install python3 python3-venv python3-pip
 }
 
 # The postgres superuser URL; the password is ignored where the server trusts local TCP.
