@@ -30,6 +30,10 @@ CREATE UNIQUE INDEX photos_storage_path_any_case ON photos (lower(storage_path))
     WHERE NOT legacy_case_twin;
 CREATE UNIQUE INDEX field_notes_storage_path_any_case ON field_notes (lower(storage_path))
     WHERE NOT legacy_case_twin;
+-- The twins by their folded path too, so "is this path anyone's" is two index probes.
+CREATE INDEX documents_storage_path_twins ON documents (lower(storage_path)) WHERE legacy_case_twin;
+CREATE INDEX photos_storage_path_twins ON photos (lower(storage_path)) WHERE legacy_case_twin;
+CREATE INDEX field_notes_storage_path_twins ON field_notes (lower(storage_path)) WHERE legacy_case_twin;
 
 -- The version the document store gave the stored object: S3's ETag, the drive item's eTag
 -- (null on the local backend, and until the object is stored).

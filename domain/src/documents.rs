@@ -134,7 +134,7 @@ pub async fn insert_pending(
         let path = document_path(&folder, doc.document_type, &name);
         let inserted = sqlx::query(
             "INSERT INTO documents (id, villa_id, document_type, title, file_name, mime_type, file_size, storage_path, pending_content)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (lower(storage_path)) WHERE NOT legacy_case_twin DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
         )
         .bind(id)
         .bind(doc.villa_id)
@@ -220,6 +220,23 @@ pub async fn pending(pool: &PgPool, id: Uuid) -> Result<Option<PendingDocument>>
     )
     .bind(id)
     .fetch_optional(pool)
+    .await?)
+}
+
+/// Whether a document, photo or field note records `path` (in any letter case, as SharePoint
+/// compares names): a file there is a live record's, not a deleted one's.
+pub async fn storage_path_in_use(pool: &PgPool, path: &StoragePath) -> Result<bool> {
+    Ok(sqlx::query_scalar(
+        // Each table's two partial indexes on lower(storage_path) (migration 0014) answer it.
+        "SELECT EXISTS (SELECT 1 FROM documents WHERE lower(storage_path) = lower($1) AND NOT legacy_case_twin)
+             OR EXISTS (SELECT 1 FROM documents WHERE lower(storage_path) = lower($1) AND legacy_case_twin)
+             OR EXISTS (SELECT 1 FROM photos WHERE lower(storage_path) = lower($1) AND NOT legacy_case_twin)
+             OR EXISTS (SELECT 1 FROM photos WHERE lower(storage_path) = lower($1) AND legacy_case_twin)
+             OR EXISTS (SELECT 1 FROM field_notes WHERE lower(storage_path) = lower($1) AND NOT legacy_case_twin)
+             OR EXISTS (SELECT 1 FROM field_notes WHERE lower(storage_path) = lower($1) AND legacy_case_twin)",
+    )
+    .bind(path.as_str())
+    .fetch_one(pool)
     .await?)
 }
 

@@ -180,15 +180,25 @@ pub async fn postpone(
     Ok(done.rows_affected() == 1)
 }
 
-/// The status of the job enqueued under `dedupe_key`, if there is one.
+/// The status of the job enqueued under `dedupe_key`, if there is one, and how long until it
+/// is due (zero when it is due or running): a job that waits for it looks again then.
 pub async fn status_by_dedupe_key(
     pool: &PgPool,
     dedupe_key: &str,
-) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT status FROM jobs WHERE dedupe_key = $1")
-        .bind(dedupe_key)
-        .fetch_optional(pool)
-        .await
+) -> Result<Option<(String, Duration)>, sqlx::Error> {
+    let row: Option<(String, f64)> = sqlx::query_as(
+        "SELECT status, greatest(extract(epoch FROM run_at - now()), 0)::float8
+         FROM jobs WHERE dedupe_key = $1",
+    )
+    .bind(dedupe_key)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|(status, due_in)| {
+        (
+            status,
+            Duration::try_from_secs_f64(due_in).unwrap_or(Duration::ZERO),
+        )
+    }))
 }
 
 /// Reports progress (0-100) of a running job, for the status a frontend polls.

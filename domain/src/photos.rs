@@ -105,7 +105,7 @@ pub async fn insert_pending(
             "INSERT INTO photos (id, villa_id, category, subfolder, file_name, mime_type, file_size, width, height,
                                  caption, alt_text, is_main, storage_path, pending_content, is_cover)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-             ON CONFLICT (lower(storage_path)) WHERE NOT legacy_case_twin DO NOTHING",
+             ON CONFLICT DO NOTHING",
         )
         .bind(id)
         .bind(photo.villa_id)

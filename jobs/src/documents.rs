@@ -56,8 +56,11 @@ async fn tree_not_ready(ctx: &JobContext, villa_id: Uuid) -> JobError {
         .dedupe_key()
         .unwrap_or_default();
     match domain::job_store::status_by_dedupe_key(&ctx.pool, &key).await {
-        // SUCCEEDED too: the tree was made since this job looked; look again at once.
-        Ok(Some(status)) if status != "FAILED" => JobError::not_yet(message, TREE_WAIT),
+        // SUCCEEDED too: the tree was made since this job looked; look again at once. A tree
+        // job that waits (a retry's backoff, a throttling store) is looked at when it is due.
+        Ok(Some((status, due_in))) if status != "FAILED" => {
+            JobError::not_yet(message, due_in.max(TREE_WAIT))
+        }
         _ => JobError::retry(message),
     }
 }
@@ -228,6 +231,13 @@ impl Job for DeleteStoredFile {
         let path = domain::storage::StoragePath::from_stored(&self.path)
             .filter(|p| p.as_str().starts_with("Villas/") && p.as_str().matches('/').count() >= 2)
             .ok_or_else(|| JobError::fatal(format!("{:?} is not a file of a villa", self.path)))?;
+        // The path was freed when its record went, and a later upload of the same name (in any
+        // case: one item on SharePoint) may have taken it while this job waited: its file stays.
+        if domain::documents::storage_path_in_use(&ctx.pool, &path).await? {
+            return Ok(
+                json!({"skipped": "the path belongs to a newer upload", "path": path.as_str()}),
+            );
+        }
         ctx.services.store.delete(&path).await?;
         Ok(json!({"deleted": path.as_str()}))
     }

@@ -2,9 +2,11 @@
 //! from PyPI, which `scripts/test` installs when it is missing), started once per test process
 //! and shared by its tests, each in buckets of its own.
 //!
-//! The server checks every request's SigV4 signature against a key of its IAM, made at start,
-//! as S3 does: a request the backend signs wrongly (the folder markers it signs by hand
-//! included) fails here instead of passing unnoticed.
+//! The server checks every request's SigV4 signature against a key of its IAM, made at start
+//! and allowed only the actions the README asks of an operator: a request the backend signs
+//! wrongly (the folder markers it signs by hand included) fails here instead of passing
+//! unnoticed. moto checks the signature itself, not every rule S3 adds (it takes the declared
+//! payload hash and the list of signed headers at their word).
 //!
 //! moto runs under a few lines of Python that take commands on their standard input and stop
 //! the server when it closes. The write end of that pipe is held by this process until it ends,
@@ -81,13 +83,27 @@ iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1",
 iam.create_user(UserName="villa")
 iam.put_user_policy(UserName="villa", PolicyName="s3", PolicyDocument=json.dumps({
     "Version": "2012-10-17",
-    "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}],
+    # What the README asks an operator to allow, and bucket creation for these commands.
+    "Statement": [{"Effect": "Allow", "Resource": "*", "Action": [
+        "s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket",
+        "s3:AbortMultipartUpload", "s3:CreateBucket"]}],
 }))
 key = iam.create_access_key(UserName="villa")["AccessKey"]
 s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
                   aws_access_key_id=key["AccessKeyId"],
                   aws_secret_access_key=key["SecretAccessKey"],
                   config=Config(s3={"addressing_style": "path"}))
+# Signatures must be checked from here on, or the tests would prove nothing: one signed with
+# a wrong secret has to be refused.
+forged = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                      aws_access_key_id=key["AccessKeyId"], aws_secret_access_key="forged",
+                      config=Config(s3={"addressing_style": "path"}))
+try:
+    forged.create_bucket(Bucket="signature-check")
+    sys.exit("moto accepted a request signed with a wrong secret: signatures are not checked")
+except forged.exceptions.ClientError as e:
+    if e.response["Error"]["Code"] != "SignatureDoesNotMatch":
+        sys.exit("a forged request was refused for another reason: %s" % e)
 print(port, key["AccessKeyId"], key["SecretAccessKey"], flush=True)
 
 for line in sys.stdin:

@@ -115,7 +115,7 @@ pub async fn insert(conn: &mut PgConnection, note: &NewFieldNote, by: &str) -> R
         let inserted = sqlx::query(
             "INSERT INTO field_notes (id, villa_id, work_order_id, asset_id, type, content, file_name, mime_type,
                                       file_size, storage_path, pending_content, created_by)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (lower(storage_path)) WHERE NOT legacy_case_twin DO NOTHING",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
         )
         .bind(id)
         .bind(villa)

@@ -213,14 +213,19 @@ impl PhotoCategory {
     }
 }
 
-/// The villa's folder name: its sanitized code, then the first 8 hex digits of its id, so that
+/// The villa's folder name: its sanitized code, then the last 8 hex digits of its id (a v7 id's
+/// random tail: its first digits are a timestamp, alike for villas made within a minute), so that
 /// two codes that sanitize alike ("A B", "A-B") still get folders of their own and a rename of
 /// the villa never moves its files.
 pub fn villa_folder(villa_code: &str, villa_id: Uuid) -> StoragePath {
-    let code = SafeName::parse("villaCode", villa_code)
+    let mut code = SafeName::parse("villaCode", villa_code)
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "villa".to_owned());
-    let short = &villa_id.simple().to_string()[..8];
+    // Room for `_<8 hex>`: a long code is cut, never the id that tells folders apart (the
+    // characters are ASCII, so any length is a boundary).
+    code.truncate(super::MAX_NAME_LEN - 9);
+    let hex = villa_id.simple().to_string();
+    let short = &hex[hex.len() - 8..];
     // Both parts are made of safe characters, so this parse cannot fail; "villa" covers it anyway.
     let name = SafeName::parse("villaCode", &format!("{code}_{short}"))
         .unwrap_or_else(|_| SafeName::fallback());
@@ -280,16 +285,16 @@ mod tests {
     fn paths_follow_the_spec() {
         let id: Uuid = "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b".parse().unwrap();
         let villa = villa_folder("PHK 001", id);
-        assert_eq!(villa.as_str(), "Villas/PHK-001_0193a1b2");
+        assert_eq!(villa.as_str(), "Villas/PHK-001_2e3f4a5b");
         let file = SafeName::parse("fileName", "rules.pdf").unwrap();
         assert_eq!(
             document_path(&villa, DocumentType::HouseRules, &file).as_str(),
-            "Villas/PHK-001_0193a1b2/Documents/03-Operational-Documents/House-Rules/rules.pdf"
+            "Villas/PHK-001_2e3f4a5b/Documents/03-Operational-Documents/House-Rules/rules.pdf"
         );
         let sub = SafeName::parse("subfolder", "Master Bedroom").unwrap();
         assert_eq!(
             photo_folder(&villa, PhotoCategory::Bedrooms, Some(&sub)).as_str(),
-            "Villas/PHK-001_0193a1b2/Photos/Bedrooms/Master-Bedroom"
+            "Villas/PHK-001_2e3f4a5b/Photos/Bedrooms/Master-Bedroom"
         );
         assert_eq!(
             PhotoCategory::PoolOutdoorAreas.folder(),
@@ -341,5 +346,26 @@ mod tests {
             PhotoCategory::Bedrooms
         );
         assert!(PhotoCategory::parse("category", "garage").is_err());
+    }
+
+    #[test]
+    fn the_longest_path_fits_sharepoint_and_keeps_the_villa_apart() {
+        let long = "x".repeat(500);
+        let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+        let villa = villa_folder(&long, a);
+        assert_ne!(villa, villa_folder(&long, b), "the id survives a long code");
+        assert!(
+            villa.as_str().ends_with(&a.simple().to_string()[24..]),
+            "{villa}"
+        );
+        let sub = SafeName::parse("subfolder", &long).unwrap();
+        let file = SafeName::parse("fileName", &format!("{long}.jpeg")).unwrap();
+        let path = photo_folder(&villa, PhotoCategory::Bedrooms, Some(&sub)).child(&file);
+        assert!(
+            path.as_str().len() <= 340,
+            "{} characters",
+            path.as_str().len()
+        );
+        assert!(path.as_str().ends_with(".jpeg"));
     }
 }

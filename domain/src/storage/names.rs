@@ -17,8 +17,10 @@ use std::fmt;
 use crate::{Error, Result};
 
 /// Longest name kept (bytes; every kept character is ASCII). Longer names are cut, keeping the
-/// extension, which most file systems and object stores accept.
-pub const MAX_NAME_LEN: usize = 180;
+/// extension. 100 keeps the longest path the layout makes (a bedroom photo:
+/// `Villas/<folder>/Photos/Bedrooms/<subfolder>/<name>`, 335 characters) under SharePoint's 400
+/// for a whole path, with room for the library's own.
+pub const MAX_NAME_LEN: usize = 100;
 
 /// A sanitized file or folder name (one path segment).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

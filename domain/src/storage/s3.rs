@@ -41,31 +41,29 @@ const PARTS_IN_FLIGHT: usize = 2;
 const MARKER_ATTEMPTS: u32 = 3;
 const MARKERS_IN_FLIGHT: usize = 8;
 
-/// The environment variables of the AWS credential chain that the store reads, beside the
-/// settings' `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`.
-const CREDENTIAL_CHAIN_ENV: [(&str, AmazonS3ConfigKey); 10] = [
-    ("AWS_SESSION_TOKEN", AmazonS3ConfigKey::Token),
-    (
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        AmazonS3ConfigKey::WebIdentityTokenFile,
-    ),
-    ("AWS_ROLE_ARN", AmazonS3ConfigKey::RoleArn),
-    ("AWS_ROLE_SESSION_NAME", AmazonS3ConfigKey::RoleSessionName),
-    ("AWS_ENDPOINT_URL_STS", AmazonS3ConfigKey::StsEndpoint),
-    (
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        AmazonS3ConfigKey::ContainerCredentialsRelativeUri,
-    ),
-    (
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        AmazonS3ConfigKey::ContainerCredentialsFullUri,
-    ),
-    (
-        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-        AmazonS3ConfigKey::ContainerAuthorizationTokenFile,
-    ),
-    ("AWS_METADATA_ENDPOINT", AmazonS3ConfigKey::MetadataEndpoint),
-    ("AWS_IMDSV1_FALLBACK", AmazonS3ConfigKey::ImdsV1Fallback),
+/// The `AWS_*` environment variables the store reads, beside the settings' `AWS_ACCESS_KEY_ID`
+/// and `AWS_SECRET_ACCESS_KEY`: the rest of the AWS credential chain (session token, web
+/// identity, container and instance roles) and how objects are written (server-side
+/// encryption, checksums, requester pays). Never where the store is: the bucket, region and
+/// endpoint are the settings' alone.
+const AWS_ENV: [&str; 17] = [
+    "AWS_SESSION_TOKEN",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AWS_ROLE_ARN",
+    "AWS_ROLE_SESSION_NAME",
+    "AWS_ENDPOINT_URL_STS",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+    "AWS_METADATA_ENDPOINT",
+    "AWS_IMDSV1_FALLBACK",
+    "AWS_SERVER_SIDE_ENCRYPTION",
+    "AWS_SSE_KMS_KEY_ID",
+    "AWS_SSE_BUCKET_KEY_ENABLED",
+    "AWS_SSE_CUSTOMER_KEY_BASE64",
+    "AWS_CHECKSUM_ALGORITHM",
+    "AWS_REQUEST_PAYER",
+    "AWS_UNSIGNED_PAYLOAD",
 ];
 
 /// The document store in one bucket of an S3-compatible object store.
@@ -102,14 +100,16 @@ impl S3Store {
             .with_timeout_disabled()
             .with_connect_timeout(Duration::from_secs(10))
             .with_read_timeout(Duration::from_secs(60));
-        // The rest of the usual AWS credential chain (session token, web identity, container
-        // and instance roles) comes from the environment, as the AWS SDKs read it; nothing
-        // else does: the bucket, region, endpoint and keys are the settings' (checked at
-        // start), so an `AWS_ENDPOINT_URL` left in the environment cannot send the files
-        // elsewhere behind them.
+        // The rest of the credential chain and the write options from the environment, as the
+        // AWS SDKs read them ([`AWS_ENV`]); nothing that says where the store is, so an
+        // `AWS_ENDPOINT_URL` left in the environment cannot send the files elsewhere.
         let mut builder = AmazonS3Builder::new().with_client_options(options);
-        for (name, key) in CREDENTIAL_CHAIN_ENV {
-            if let Ok(value) = std::env::var(name) {
+        for name in AWS_ENV {
+            // Empty counts as unset, as for every setting (compose passes them through empty).
+            if let (Some(value), Ok(key)) = (
+                std::env::var(name).ok().filter(|v| !v.trim().is_empty()),
+                name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>(),
+            ) {
                 builder = builder.with_config(key, value);
             }
         }
@@ -524,6 +524,26 @@ mod tests {
             prefix: prefix.map(str::to_owned),
             access_key_id: Some("AKIDEXAMPLE".to_owned()),
             secret_access_key: Some("secret".to_owned()),
+        }
+    }
+
+    #[test]
+    fn every_environment_variable_read_is_one_object_store_knows() {
+        for name in AWS_ENV {
+            let key = name.to_ascii_lowercase().parse::<AmazonS3ConfigKey>();
+            assert!(key.is_ok(), "{name} is no object_store setting");
+            // None says where the store is.
+            assert!(
+                !matches!(
+                    key,
+                    Ok(AmazonS3ConfigKey::Endpoint
+                        | AmazonS3ConfigKey::S3Endpoint
+                        | AmazonS3ConfigKey::Bucket
+                        | AmazonS3ConfigKey::Region
+                        | AmazonS3ConfigKey::DefaultRegion)
+                ),
+                "{name}"
+            );
         }
     }
 

@@ -63,6 +63,10 @@ pub const TOKEN_MARGIN: Duration = Duration::from_secs(5 * 60);
 pub const MAX_THROTTLED: u32 = 10;
 /// How long one request waits out throttling in all.
 pub const MAX_THROTTLE_WAIT: Duration = Duration::from_secs(120);
+/// How long a read waits out throttling: it serves a client waiting on an HTTP request (whose
+/// own timeout is `REQUEST_TIMEOUT_SECS`), who is better told when to come back (503 with
+/// `Retry-After`) than kept waiting.
+pub const READ_THROTTLE_WAIT: Duration = Duration::from_secs(10);
 /// How many times a 5xx or a network failure is tried again.
 pub const MAX_RETRIES: u32 = 3;
 /// The first backoff after a failure; it doubles with each retry.
@@ -750,7 +754,12 @@ impl SharePointStore {
                     let wait = asked.unwrap_or_else(|| backoff(THROTTLE_BASE, throttled, jitter()));
                     throttled += 1;
                     let waited = throttled_for.saturating_add(wait);
-                    if throttled > MAX_THROTTLED || waited > MAX_THROTTLE_WAIT {
+                    let budget = if op == OP_GET {
+                        READ_THROTTLE_WAIT
+                    } else {
+                        MAX_THROTTLE_WAIT
+                    };
+                    if throttled > MAX_THROTTLED || waited > budget {
                         // Past what one call waits: the job comes back when Graph asks, without
                         // using up an attempt ([`StorageError::Throttled`]).
                         tracing::info!(
@@ -987,7 +996,8 @@ fn parse_token(body: &[u8]) -> Option<(String, u64)> {
 /// How long a token that lives `expires_in` seconds is used: until [`TOKEN_MARGIN`] before it
 /// expires, or half its life when it is shorter than that.
 fn keep_token_for(expires_in: u64) -> Duration {
-    let life = Duration::from_secs(expires_in);
+    // Entra ID's tokens live about an hour; a day bounds what a broken answer could ask for.
+    let life = Duration::from_secs(expires_in.min(24 * 3600));
     life.checked_sub(TOKEN_MARGIN)
         .filter(|keep| !keep.is_zero())
         .unwrap_or(life / 2)
@@ -1194,6 +1204,11 @@ mod tests {
         // Shorter than the margin: half its life, never zero.
         assert_eq!(keep_token_for(120), Duration::from_secs(60));
         assert_eq!(keep_token_for(300), Duration::from_secs(150));
+        // A lifetime no clock can add (a broken answer) is bounded, never an overflow.
+        assert_eq!(
+            keep_token_for(u64::MAX),
+            Duration::from_secs(24 * 3600 - 300)
+        );
         assert_eq!(
             parse_token(br#"{"expires_in":"3600","access_token":"t"}"#),
             Some(("t".to_owned(), 3600))

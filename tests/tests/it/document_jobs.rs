@@ -110,7 +110,7 @@ async fn twelve_simultaneous_first_uploads_create_one_tree_and_store_every_file(
             .fetch_one(&pool)
             .await
             .unwrap();
-    let villa_folder = format!("Villas/PHK-007_{}", &villa_id.simple().to_string()[..8]);
+    let villa_folder = format!("Villas/PHK-007_{}", &villa_id.simple().to_string()[24..]);
     assert_eq!(base.as_deref(), Some(villa_folder.as_str()));
     assert_eq!(folder.as_deref(), Some(villa_folder.as_str()));
     let root = &core.storage_local_dir;

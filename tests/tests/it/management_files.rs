@@ -536,3 +536,94 @@ async fn uploads_of_one_name_in_one_second_are_all_kept(pool: PgPool) {
         assert_eq!(bytes, vec![b'a' + i; 100], "{storage_path}");
     }
 }
+
+/// A deleted document's file is removed by a job that may wait (a busy store postpones it).
+/// If the same name is uploaded again meanwhile, the new file takes the freed path: the late
+/// delete must leave it alone rather than remove what the new record points at.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_late_delete_leaves_the_file_of_a_newer_upload_of_its_name(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let villa = create_villa(&app, "Villa Late Delete").await;
+    let path = format!("/management/villas/{villa}/documents");
+    let form = |bytes: &[u8]| {
+        Form::new()
+            .part("file", file("Rules.pdf", bytes.to_vec(), "application/pdf"))
+            .text("documentType", "HOUSE_RULES")
+    };
+    let stored = |id: String| {
+        let app = &app;
+        let path = path.clone();
+        async move {
+            eventually(Duration::from_secs(20), || async {
+                let (_, list) = send(app, Method::GET, &path, "viewer", None).await;
+                list["data"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|d| d["id"] == id.as_str() && d["storageStatus"] == "STORED")
+                    .then_some(())
+            })
+            .await
+            .is_some()
+        }
+    };
+    let worker = app.worker(registry());
+    let (status, first) = upload(&app, &path, form(b"first rules")).await;
+    assert_eq!(status, 201, "{first}");
+    let first_id = first["id"].as_str().unwrap().to_owned();
+    assert!(
+        stored(first_id.clone()).await,
+        "the first upload was never stored"
+    );
+
+    // The delete's job waits (as a throttled one would) while the name is uploaded again.
+    let (status, _) = send(
+        &app,
+        Method::DELETE,
+        &format!("/management/documents/{first_id}"),
+        "manager",
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    sqlx::query(
+        "UPDATE jobs SET run_at = now() + interval '1 hour'
+         WHERE kind = 'documents.delete_stored_file' AND status = 'QUEUED'",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let (status, second) = upload(&app, &path, form(b"second rules")).await;
+    assert_eq!(status, 201, "{second}");
+    assert_eq!(
+        second["storagePath"], first["storagePath"],
+        "the freed path is taken again"
+    );
+    assert!(
+        stored(second["id"].as_str().unwrap().to_owned()).await,
+        "the second upload was never stored"
+    );
+
+    // Now the late delete runs.
+    sqlx::query("UPDATE jobs SET run_at = now(), pushed_at = NULL WHERE kind = 'documents.delete_stored_file'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let done: Option<serde_json::Value> = eventually(Duration::from_secs(20), || async {
+        sqlx::query_scalar::<_, serde_json::Value>(
+            "SELECT result FROM jobs WHERE kind = 'documents.delete_stored_file' AND status = 'SUCCEEDED'",
+        )
+        .fetch_optional(&pool)
+        .await
+        .unwrap()
+    })
+    .await;
+    let done = done.expect("the late delete never ran");
+    assert!(done.get("skipped").is_some(), "{done}");
+    let on_disk = app
+        .core
+        .storage_local_dir
+        .join(second["storagePath"].as_str().unwrap());
+    assert_eq!(tokio::fs::read(&on_disk).await.unwrap(), b"second rules");
+    worker.shutdown().await;
+}
