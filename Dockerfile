@@ -23,4 +23,6 @@ COPY --from=build /out/bin/ /usr/local/bin/
 USER villa
 WORKDIR /var/lib/villa
 EXPOSE 8080
+# A worker or the scheduler with METRICS_PORT=9464 serves /metrics there (docs/operations.md).
+EXPOSE 9464
 CMD ["villa-api"]

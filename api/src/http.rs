@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use axum::{
-    extract::Request,
+    extract::{MatchedPath, Request},
     http::{HeaderName, HeaderValue, Method, StatusCode, header},
     middleware::Next,
     response::Response,
@@ -20,6 +20,9 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The span is at ERROR level: a span is only entered (and its fields only reach the lines
 /// logged inside it) when the filter enables its level, so an INFO span left the `warn` and
 /// `error` lines of `RUST_LOG=warn` without their request id.
+///
+/// The request runs as the work of its id (`domain::trace::with_request_id`): a job it enqueues
+/// stores the id, and the worker that runs the job logs with it.
 pub async fn log_requests(req: Request, next: Next) -> Response {
     let started = Instant::now();
     let request_id = req
@@ -30,11 +33,19 @@ pub async fn log_requests(req: Request, next: Next) -> Response {
         .to_owned();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
+    // Out here the metrics see every answer, the panic (500), timeout (408) and body-limit (413)
+    // layers' included; the router has matched the route already, so its template is known.
+    let observed = domain::metrics::recording().then(|| HttpObservation::start(&req));
     let span =
         tracing::error_span!("request", request_id = %request_id, method = %method, path = %path);
-    let res = next.run(req).instrument(span.clone()).await;
+    let res =
+        domain::trace::with_request_id(request_id, next.run(req).instrument(span.clone())).await;
     let status = res.status().as_u16();
-    let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let elapsed = started.elapsed();
+    if let Some(observed) = observed {
+        observed.finish(status, elapsed);
+    }
+    let duration_ms = elapsed.as_secs_f64() * 1000.0;
     span.in_scope(|| {
         if status >= 500 {
             tracing::error!(status, duration_ms, "request failed");
@@ -43,6 +54,89 @@ pub async fn log_requests(req: Request, next: Next) -> Response {
         }
     });
     res
+}
+
+/// The route label of requests that match no route: never their raw path, which would make one
+/// series per path probed.
+const UNMATCHED: &str = "unmatched";
+
+/// The method as a metric label: the standard methods by their names, any other as `OTHER`, so
+/// that a client inventing methods cannot multiply the series.
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+/// One request's HTTP metrics (`villa_http_*`, labelled by route template, never by raw path).
+/// It counts as in flight for as long as it lives: dropped when the request ends, also when its
+/// future is cancelled (the client went away), so the gauge never drifts upwards.
+struct HttpObservation {
+    method: &'static str,
+    route: String,
+    in_flight: metrics::Gauge,
+}
+
+impl HttpObservation {
+    fn start(req: &Request) -> Self {
+        let in_flight = metrics::gauge!(domain::metrics::names::HTTP_IN_FLIGHT);
+        in_flight.increment(1.0);
+        Self {
+            method: method_label(req.method()),
+            route: req
+                .extensions()
+                .get::<MatchedPath>()
+                .map_or(UNMATCHED, MatchedPath::as_str)
+                .to_owned(),
+            in_flight,
+        }
+    }
+
+    fn finish(self, status: u16, elapsed: std::time::Duration) {
+        use domain::metrics::{names, status_class};
+        let status = status_class(status);
+        metrics::counter!(names::HTTP_REQUESTS,
+            "method" => self.method, "route" => self.route.clone(), "status" => status)
+        .increment(1);
+        metrics::histogram!(names::HTTP_DURATION,
+            "method" => self.method, "route" => self.route.clone(), "status" => status)
+        .record(elapsed.as_secs_f64());
+    }
+}
+
+impl Drop for HttpObservation {
+    fn drop(&mut self) {
+        self.in_flight.decrement(1.0);
+    }
+}
+
+/// The longest `X-Request-ID` kept from a client.
+const MAX_REQUEST_ID: usize = 128;
+
+/// Drops an incoming `X-Request-ID` that is not a plain token (at most 128 of `A-Z a-z 0-9 . _ :
+/// -`), so that `SetRequestId` gives the request one of its own: the id is stored with every job
+/// the request enqueues and repeated on every log line of their runs, so a client must not be
+/// able to make it huge or carry log-breaking characters.
+pub async fn sanitize_request_id(mut req: Request, next: Next) -> Response {
+    let acceptable = req.headers().get(&REQUEST_ID).is_none_or(|v| {
+        let bytes = v.as_bytes();
+        !bytes.is_empty()
+            && bytes.len() <= MAX_REQUEST_ID
+            && bytes
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
+    });
+    if !acceptable {
+        req.headers_mut().remove(&REQUEST_ID);
+    }
+    next.run(req).await
 }
 
 /// The headers the onboarding spec allows across origins.

@@ -68,6 +68,7 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(
             ServiceBuilder::new()
+                .layer(middleware::from_fn(http::sanitize_request_id))
                 .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
                 .layer(PropagateRequestIdLayer::x_request_id())
                 .layer(middleware::from_fn(http::log_requests))
@@ -89,6 +90,7 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
 fn routes(development: bool) -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .merge(platform::health::router())
+        .merge(platform::metrics::router())
         .merge(platform::jobs::router())
         .merge(management::router())
         .merge(maintenance::router())

@@ -79,6 +79,11 @@ async fn serve(core: CoreSettings, api: ApiSettings) -> anyhow::Result<()> {
     } else {
         None
     };
+    if !core.app_env.is_development() && core.metrics.enabled && core.metrics.token.is_none() {
+        tracing::warn!(
+            "METRICS_TOKEN is not set: /metrics answers 401 to every scraper (set it, or METRICS_ENABLED=false)"
+        );
+    }
     let port = api.port;
     let state = api::state(core, api, true).await?;
     let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))

@@ -1,6 +1,8 @@
 //! In-memory request monitoring (onboarding spec, "Internal and monitoring"): the last 100
 //! requests, call counts and latency per route, and the requests slower than a threshold
 //! (`SLOW_REQUEST_MS`). Lost on restart by design; per process, not shared between replicas.
+//! (The Prometheus HTTP metrics are recorded further out, in `http::log_requests`, so that they
+//! see the answers of the panic, timeout and body-limit layers too.)
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -159,12 +161,14 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
     let res = next.run(req).await;
+    let elapsed = started.elapsed();
+    let status = res.status().as_u16();
     state.monitor.record(RequestRecord {
         method,
         path,
         route,
-        status: res.status().as_u16(),
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        status,
+        duration_ms: elapsed.as_secs_f64() * 1000.0,
         client_address,
         request_id,
         at: Utc::now(),

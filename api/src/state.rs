@@ -4,7 +4,7 @@ use domain::settings::{ApiSettings, CoreSettings};
 use jobs::JobQueues;
 use sqlx::PgPool;
 
-use domain::{crypto::FieldCipher, storage::DocumentStore};
+use domain::{crypto::FieldCipher, metrics::QueueGauges, storage::DocumentStore};
 
 use crate::{auth::JwksVerifier, monitoring::Monitor};
 
@@ -30,6 +30,12 @@ pub struct Shared {
     pub pms: Option<jobs::pms::PmsClient>,
     /// The reporting surface's rate limits and answer cache, in Redis (shared by every replica).
     pub reporting: crate::reporting::Reporting,
+    /// Renders `GET /metrics` (the process-wide recorder); `None` when `METRICS_ENABLED=false`,
+    /// and the route then answers 404.
+    pub metrics: Option<domain::metrics::Exporter>,
+    /// The queue gauges of `GET /metrics`, computed from the job table at most once per
+    /// `METRICS_QUEUE_REFRESH_SECS` whatever the number of scrapers.
+    pub queue_gauges: Arc<QueueGauges>,
     pub core: CoreSettings,
     pub api: ApiSettings,
 }
@@ -46,6 +52,8 @@ impl Shared {
             reqwest::Client::new(),
         );
         Self {
+            metrics: domain::metrics::install(&core.metrics),
+            queue_gauges: Arc::new(QueueGauges::new(core.metrics.queue_refresh)),
             reporting: crate::reporting::Reporting::new(queues.connection(), &core.redis_prefix),
             pms,
             queues,

@@ -44,6 +44,16 @@ pub async fn connect(database_url: &str, max_connections: u32) -> Result<PgPool,
         .await
 }
 
+/// The readiness probe's question to Postgres: does it answer a statement?
+pub async fn ping(pool: &PgPool) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT 1").execute(pool).await.map(drop)
+}
+
+/// [`ping`] on a connection already held (the reporting health reads more on it after).
+pub async fn ping_conn(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT 1").execute(conn).await.map(drop)
+}
+
 /// Whether Postgres refused a transaction only because of what ran beside it: a deadlock it
 /// broke (`40P01`) or a serialization failure (`40001`). Such a transaction can be run again as
 /// it was, and succeeds once the other has finished.

@@ -14,6 +14,7 @@ pub mod inventory;
 pub mod job_store;
 pub mod maintenance;
 pub mod media;
+pub mod metrics;
 pub mod onboarding;
 pub mod owners;
 pub mod pagination;
@@ -24,6 +25,7 @@ pub mod reporting;
 pub mod settings;
 pub mod staff;
 pub mod storage;
+pub mod trace;
 pub mod uploads;
 pub mod villas;
 

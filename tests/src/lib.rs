@@ -8,6 +8,7 @@ pub mod fake_graph;
 pub mod idp;
 pub mod openapi_check;
 pub mod pms;
+pub mod prometheus_text;
 pub mod redis_server;
 pub mod s3_server;
 pub mod worker;
@@ -72,8 +73,13 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
                 .expect("THB is a currency"),
             export_retention: Duration::from_secs(7 * 24 * 3600),
         },
+        // METRICS_* at their defaults (no token); a TestApp sets its own (`TestAppOptions`).
+        metrics: domain::settings::MetricsSettings::default(),
     }
 }
+
+/// The `METRICS_TOKEN` a [`TestApp`] has unless its options say otherwise.
+pub const TEST_METRICS_TOKEN: &str = "test-metrics-token";
 
 pub fn unique_prefix() -> String {
     format!("test-{}", Uuid::new_v4().simple())
@@ -134,6 +140,13 @@ pub struct TestAppOptions {
     pub redis_prefix: Option<String>,
     /// The document store of the API and of the workers [`TestApp::worker`] starts.
     pub storage: TestStorage,
+    /// `METRICS_ENABLED`.
+    pub metrics_enabled: bool,
+    /// `METRICS_TOKEN` (default [`TEST_METRICS_TOKEN`]; None: unset, so `/metrics` is open in
+    /// development and refused in production).
+    pub metrics_token: Option<String>,
+    /// `METRICS_QUEUE_REFRESH_SECS` (default 1 s, so that tests see new job rows soon).
+    pub metrics_queue_refresh: Duration,
 }
 
 impl Default for TestAppOptions {
@@ -151,6 +164,9 @@ impl Default for TestAppOptions {
             pms: None,
             redis_prefix: None,
             storage: TestStorage::Local,
+            metrics_enabled: true,
+            metrics_token: Some(TEST_METRICS_TOKEN.to_owned()),
+            metrics_queue_refresh: Duration::from_secs(1),
         }
     }
 }
@@ -187,6 +203,9 @@ impl TestApp {
             core.pms = pms;
         }
         options.storage.apply(&mut core);
+        core.metrics.enabled = options.metrics_enabled;
+        core.metrics.token = options.metrics_token;
+        core.metrics.queue_refresh = options.metrics_queue_refresh;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let auth = match &options.dev_key {
@@ -286,6 +305,38 @@ impl TestApp {
     /// whatever the backend.
     pub fn store(&self) -> DocumentStore {
         DocumentStore::from_settings(&self.core)
+    }
+
+    /// `GET /metrics` as Prometheus scrapes it (with the app's `METRICS_TOKEN`, if it has
+    /// one): asserts a 200 in the text format and answers the body.
+    pub async fn scrape_text(&self) -> String {
+        let mut req = self.http.get(self.url("/metrics"));
+        if let Some(token) = &self.core.metrics.token {
+            req = req.bearer_auth(token);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        let content_type = res
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let text = res.text().await.unwrap();
+        assert_eq!(status, 200, "GET /metrics: {text}");
+        assert!(
+            content_type.starts_with("text/plain"),
+            "GET /metrics answered Content-Type {content_type:?}"
+        );
+        text
+    }
+
+    /// [`scrape_text`](Self::scrape_text), read strictly as Prometheus' text format (the test
+    /// fails, showing the text, on anything Prometheus would refuse).
+    pub async fn scrape(&self) -> Vec<prometheus_text::Sample> {
+        let text = self.scrape_text().await;
+        prometheus_text::parse(&text)
+            .unwrap_or_else(|e| panic!("/metrics is not Prometheus text: {e}\n{text}"))
     }
 
     /// A worker over this app's database and Redis queues.

@@ -23,6 +23,8 @@
 //!   within `JOB_LEASE_SECS` either way.
 //! - **Shutdown**: on the token, consumers stop taking work, in-flight jobs get
 //!   `shutdown_grace` to finish, and what is still running is handed back to the queue.
+//! - **Observability**: each run is logged inside a span naming the job, its queue and the
+//!   request that enqueued it, and is counted in the job metrics (`domain::metrics::names`).
 
 use std::{
     sync::{
@@ -35,12 +37,14 @@ use std::{
 
 use apalis::prelude::*;
 use apalis_redis::RedisStorage;
-use domain::{job_store, settings::JobSettings};
+use domain::{job_store, metrics::names, settings::JobSettings};
 use futures::future::join_all;
 use jobs::{JobContext, JobQueues, JobRegistry, JobServices, Queue};
+use metrics::{counter, histogram};
 use sqlx::PgPool;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 /// Everything a delivery needs, shared by the consumers of one process.
@@ -83,6 +87,9 @@ pub async fn main_claiming(
     let pool = domain::db::connect(&settings.database_url, settings.db_max_connections)
         .await
         .context("DATABASE_URL: cannot connect to Postgres")?;
+    let shutdown = domain::process::shutdown_token();
+    // A port that cannot be bound stops the process at start, like a malformed setting.
+    crate::metrics::spawn(&settings, pool.clone(), shutdown.clone()).await?;
     let rt = Arc::new(Runtime {
         pool,
         services: Arc::new(JobServices::from_settings(&settings)),
@@ -93,7 +100,7 @@ pub async fn main_claiming(
     });
     // A stalled consumer ends the process with an error: exit status 1, and its supervisor
     // (Procfile runner, compose's restart policy, Kubernetes) starts a fresh one.
-    run(rt, domain::process::shutdown_token()).await?;
+    run(rt, shutdown).await?;
     Ok(())
 }
 
@@ -371,56 +378,108 @@ pub async fn process(rt: &Runtime, job_id: Uuid) -> Option<Result<(), String>> {
             return None;
         }
     };
+    // Taken apart: the payload goes to the handler, the rest names the run.
+    let job_store::ClaimedJob {
+        kind,
+        payload,
+        attempts,
+        max_attempts,
+        queue,
+        request_id,
+        waited_secs,
+        ..
+    } = claimed;
+    histogram!(names::JOB_QUEUE_WAIT, "queue" => queue.clone(), "kind" => kind.clone())
+        .record(waited_secs.max(0.0));
+    // At ERROR level so that the lines of the run carry its fields whatever the log filter: a
+    // span whose level is filtered out is never entered (api::http::log_requests says more).
+    let span = tracing::error_span!(
+        "job",
+        job_id = %job_id,
+        kind = %kind,
+        queue = %queue,
+        request_id = request_id.as_deref().unwrap_or("")
+    );
     let ctx = JobContext {
         pool: rt.pool.clone(),
         services: rt.services.clone(),
         job_id,
-        attempt: claimed.attempts,
-        max_attempts: claimed.max_attempts,
+        attempt: attempts,
+        max_attempts,
         worker: rt.name.clone(),
     };
     let started = std::time::Instant::now();
+    // The handler runs in a task of its own, which does not inherit the caller's span. It runs
+    // as the work of the enqueuing request too, so that jobs it enqueues in turn carry the id.
+    let handler = domain::trace::with_request_id(
+        request_id.clone().unwrap_or_default(),
+        rt.registry.run(&kind, payload, ctx),
+    )
+    .instrument(span.clone());
     // A panicking handler is a failed run, not a dead worker.
-    let outcome = tokio::spawn(rt.registry.run(&claimed.kind, claimed.payload, ctx))
-        .await
-        .unwrap_or_else(|join_error| {
-            Err(jobs::JobError::retry(format!(
-                "handler panicked: {join_error}"
-            )))
-        });
-    let elapsed_ms = started.elapsed().as_millis() as u64;
-    let recorded = match &outcome {
-        Ok(result) => {
-            tracing::info!(%job_id, kind = %claimed.kind, attempt = claimed.attempts, elapsed_ms, "job succeeded");
-            job_store::succeed(&rt.pool, job_id, &rt.name, result).await
+    let outcome = tokio::spawn(handler).await.unwrap_or_else(|join_error| {
+        Err(jobs::JobError::retry(format!(
+            "handler panicked: {join_error}"
+        )))
+    });
+    let elapsed = started.elapsed();
+    let elapsed_ms = elapsed.as_millis() as u64;
+    histogram!(names::JOB_RUN_DURATION, "queue" => queue.clone(), "kind" => kind.clone())
+        .record(elapsed.as_secs_f64());
+    async {
+        let (ended, recorded) = match &outcome {
+            Ok(result) => {
+                tracing::info!(attempt = attempts, elapsed_ms, "job succeeded");
+                let recorded = job_store::succeed(&rt.pool, job_id, &rt.name, result).await;
+                ("succeeded", recorded)
+            }
+            Err(error) if error.wait.is_some() => {
+                tracing::debug!(reason = %error.message, "job waits");
+                let recorded = job_store::postpone(
+                    &rt.pool,
+                    job_id,
+                    &rt.name,
+                    &error.message,
+                    error.wait.unwrap_or_default(),
+                )
+                .await;
+                ("postponed", recorded)
+            }
+            Err(error) => {
+                let retry_in = (error.retryable && attempts < max_attempts)
+                    .then(|| jobs::backoff(rt.registry.backoff_base(&kind), attempts));
+                tracing::warn!(attempt = attempts, max_attempts,
+                    error = %error.message, ?retry_in, elapsed_ms, "job failed");
+                let recorded =
+                    job_store::fail(&rt.pool, job_id, &rt.name, &error.message, retry_in).await;
+                let ended = if retry_in.is_some() {
+                    "retried"
+                } else {
+                    "failed"
+                };
+                (ended, recorded)
+            }
+        };
+        // Counted as the run ended, whether or not its outcome was recorded: a run whose lease
+        // was lost still did (or failed) its work, and the row's next run is counted on its own.
+        counter!(
+            names::JOBS_FINISHED,
+            "queue" => queue.clone(),
+            "kind" => kind.clone(),
+            "outcome" => ended,
+        )
+        .increment(1);
+        match recorded {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!("outcome not recorded: the lease was lost to another worker")
+            }
+            // The lease expires and the job runs again; handlers are idempotent.
+            Err(error) => tracing::error!(%error, "outcome not recorded"),
         }
-        Err(error) if error.wait.is_some() => {
-            tracing::debug!(%job_id, kind = %claimed.kind, reason = %error.message, "job waits");
-            job_store::postpone(
-                &rt.pool,
-                job_id,
-                &rt.name,
-                &error.message,
-                error.wait.unwrap_or_default(),
-            )
-            .await
-        }
-        Err(error) => {
-            let retry_in = (error.retryable && claimed.attempts < claimed.max_attempts)
-                .then(|| jobs::backoff(rt.registry.backoff_base(&claimed.kind), claimed.attempts));
-            tracing::warn!(%job_id, kind = %claimed.kind, attempt = claimed.attempts,
-                max_attempts = claimed.max_attempts, error = %error.message, ?retry_in, elapsed_ms, "job failed");
-            job_store::fail(&rt.pool, job_id, &rt.name, &error.message, retry_in).await
-        }
-    };
-    match recorded {
-        Ok(true) => {}
-        Ok(false) => {
-            tracing::warn!(%job_id, "outcome not recorded: the lease was lost to another worker")
-        }
-        // The lease expires and the job runs again; handlers are idempotent.
-        Err(error) => tracing::error!(%job_id, %error, "outcome not recorded"),
     }
+    .instrument(span)
+    .await;
     Some(outcome.map(|_| ()).map_err(|e| e.message))
 }
 

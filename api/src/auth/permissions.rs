@@ -129,11 +129,13 @@ pub fn may_cancel_work_orders(roles: &[Role]) -> bool {
     )
 }
 
-/// Routes open without a token (matched paths as registered).
+/// Routes open without a user's token (matched paths as registered). `/metrics` checks its
+/// own (`METRICS_TOKEN`, `domain::metrics::check_token`): Prometheus holds no user's JWT.
 const PUBLIC: &[&str] = &[
     "/api/health",
     "/healthz",
     "/readyz",
+    "/metrics",
     "/openapi.json",
     "/dev/jwks.json",
     "/api/photos-enhanced/public/{id}",
@@ -188,6 +190,7 @@ mod tests {
         let get = Method::GET;
         let post = Method::POST;
         assert_eq!(requirement(&get, "/api/health"), Requirement::Public);
+        assert_eq!(requirement(&get, "/metrics"), Requirement::Public);
         assert_eq!(
             requirement(&get, "/management/villas"),
             Requirement::Permission(Area::Villas, Access::Read)

@@ -56,7 +56,7 @@ pub struct Readiness {
               (status = 503, description = "Postgres or Redis unreachable")))]
 pub async fn readyz(State(state): State<AppState>) -> Result<Json<Readiness>, AppError> {
     let limit = Duration::from_secs(2);
-    let pg = tokio::time::timeout(limit, sqlx::query("SELECT 1").execute(&state.pool));
+    let pg = tokio::time::timeout(limit, domain::db::ping(&state.pool));
     let redis = tokio::time::timeout(limit, state.queues.ping());
     let (pg, redis) = tokio::join!(pg, redis);
     let pg_ok = matches!(pg, Ok(Ok(_)));

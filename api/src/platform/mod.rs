@@ -1,5 +1,7 @@
-//! The platform's own routes: health checks, operators' job views, development sign-in.
+//! The platform's own routes: health checks, Prometheus metrics, operators' job views,
+//! development sign-in.
 
 pub mod dev;
 pub mod health;
 pub mod jobs;
+pub mod metrics;

@@ -62,7 +62,7 @@ crate::computed_schema!(
 pub async fn health(State(state): State<AppState>) -> Response {
     let database = async {
         let mut conn = state.pool.acquire().await?;
-        sqlx::query("SELECT 1").execute(&mut *conn).await?;
+        domain::db::ping_conn(&mut conn).await?;
         Ok::<_, sqlx::Error>(conn)
     };
     let (database, redis) = tokio::join!(

@@ -199,7 +199,10 @@ impl DocumentStore {
     }
 
     pub async fn create_folder(&self, path: &StoragePath) -> Result<(), StorageError> {
-        dispatch!(self, s => s.create_folder(path).await)
+        self.observed("create_folder", async {
+            dispatch!(self, s => s.create_folder(path).await)
+        })
+        .await
     }
 
     /// Writes the object; writing it again replaces it (uploads are retried). Takes the bytes
@@ -209,7 +212,10 @@ impl DocumentStore {
         path: &StoragePath,
         bytes: Bytes,
     ) -> Result<StoredObject, StorageError> {
-        dispatch!(self, s => s.put(path, bytes).await)
+        self.observed("put", async {
+            dispatch!(self, s => s.put(path, bytes).await)
+        })
+        .await
     }
 
     /// Writes the file `file` (already on disk, e.g. an export the worker wrote) as the object,
@@ -219,12 +225,16 @@ impl DocumentStore {
         path: &StoragePath,
         file: &std::path::Path,
     ) -> Result<StoredObject, StorageError> {
-        dispatch!(self, s => s.put_file(path, file).await)
+        self.observed("put", async {
+            dispatch!(self, s => s.put_file(path, file).await)
+        })
+        .await
     }
 
     /// The object's bytes, or `None` when there is none.
     pub async fn get(&self, path: &StoragePath) -> Result<Option<Vec<u8>>, StorageError> {
-        dispatch!(self, s => s.get(path).await)
+        self.observed("get", async { dispatch!(self, s => s.get(path).await) })
+            .await
     }
 
     /// The object as a stream of chunks with its size, or `None` when there is none: for
@@ -233,21 +243,65 @@ impl DocumentStore {
         &self,
         path: &StoragePath,
     ) -> Result<Option<ObjectStream>, StorageError> {
-        dispatch!(self, s => s.get_stream(path).await)
+        self.observed("get", async {
+            dispatch!(self, s => s.get_stream(path).await)
+        })
+        .await
     }
 
     /// Removes one object; a missing object is not an error.
     pub async fn delete(&self, path: &StoragePath) -> Result<(), StorageError> {
-        dispatch!(self, s => s.delete(path).await)
+        self.observed("delete", async {
+            dispatch!(self, s => s.delete(path).await)
+        })
+        .await
     }
 
     /// Removes a folder and everything in it; a missing folder is not an error.
     pub async fn delete_tree(&self, path: &StoragePath) -> Result<(), StorageError> {
-        dispatch!(self, s => s.delete_tree(path).await)
+        self.observed("delete_tree", async {
+            dispatch!(self, s => s.delete_tree(path).await)
+        })
+        .await
     }
 
     pub async fn folder_exists(&self, path: &StoragePath) -> Result<bool, StorageError> {
-        dispatch!(self, s => s.folder_exists(path).await)
+        self.observed("folder_exists", async {
+            dispatch!(self, s => s.folder_exists(path).await)
+        })
+        .await
+    }
+
+    /// The backend's name in the metrics' labels.
+    fn backend_label(&self) -> &'static str {
+        match self {
+            DocumentStore::Local(_) => "local",
+            DocumentStore::S3(_) => "s3",
+            DocumentStore::SharePoint(_) => "sharepoint",
+        }
+    }
+
+    /// Runs one operation, counting it by outcome and timing it (for a streamed read, the time
+    /// to open it).
+    async fn observed<T>(
+        &self,
+        op: &'static str,
+        operation: impl Future<Output = Result<T, StorageError>>,
+    ) -> Result<T, StorageError> {
+        use crate::metrics::names;
+        let started = std::time::Instant::now();
+        let result = operation.await;
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(StorageError::Throttled { .. }) => "throttled",
+            Err(_) => "error",
+        };
+        let backend = self.backend_label();
+        metrics::counter!(names::STORAGE_OPS, "backend" => backend, "op" => op, "outcome" => outcome)
+            .increment(1);
+        metrics::histogram!(names::STORAGE_DURATION, "backend" => backend, "op" => op)
+            .record(started.elapsed().as_secs_f64());
+        result
     }
 }
 

@@ -175,7 +175,10 @@ async fn build(export_id: Uuid, ctx: &JobContext) -> Result<Value, JobError> {
         let (path, abandoned) = (file.path.clone(), file.abandoned.clone());
         let (format, sheet, columns) =
             (spec.format, spec.kind.title(), exports::columns(spec.kind));
+        // The writer's lines belong to the export's run (its span: job and request ids).
+        let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
+            let _run = span.enter();
             let mut rows_out = rows_out;
             let rows = std::iter::from_fn(move || rows_out.blocking_recv()).flatten();
             let written = match format {

@@ -16,6 +16,8 @@
 //!   fails as [`PmsError::Unavailable`]. An answer `{"status": "fail"}` is [`PmsError::Fail`].
 //! - **Health**: each call's outcome is recorded (`domain::reporting::connection`) so that the
 //!   reporting health answers from the last call instead of calling the PMS itself.
+//! - **Metrics**: every request sent, the token's too, is counted by outcome, and each 429 on its
+//!   own (`villa_pms_requests_total`, `villa_pms_throttled_total`); the limiter records its waits.
 //!
 //! The token and the secret never reach a log line or a `Debug` output.
 
@@ -27,6 +29,7 @@ use std::{
 use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 use domain::{
     crypto::FieldCipher,
+    metrics::names,
     reporting::{connection, tokens},
     settings::{PmsCredentials, PmsSettings},
 };
@@ -608,7 +611,8 @@ impl PmsClient {
 }
 
 /// Sends one request, waiting at most `timeout` for its answer (the caller took its slot from the
-/// limiter): the answer to read, or why it is worth another try.
+/// limiter): the answer to read, or why it is worth another try. Every request the client sends
+/// passes here, so here it is counted.
 async fn send_once(request: reqwest::RequestBuilder, timeout: Duration) -> Sent {
     match request.timeout(timeout).send().await {
         Ok(response) => {
@@ -618,7 +622,12 @@ async fn send_once(request: reqwest::RequestBuilder, timeout: Duration) -> Sent 
                 .get(header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| parse_retry_after(v, Utc::now()));
-            match response.bytes().await {
+            let body = response.bytes().await;
+            count_request(request_outcome(Some(status), body.is_ok()));
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                metrics::counter!(names::PMS_THROTTLED).increment(1);
+            }
+            match body {
                 Ok(_) if status == StatusCode::TOO_MANY_REQUESTS => Sent::Retry {
                     wait: retry_after,
                     reason: "rate limited (429)".to_owned(),
@@ -634,11 +643,30 @@ async fn send_once(request: reqwest::RequestBuilder, timeout: Duration) -> Sent 
                 },
             }
         }
-        Err(error) => Sent::Retry {
-            wait: None,
-            reason: describe(error),
-        },
+        Err(error) => {
+            count_request(request_outcome(None, false));
+            Sent::Retry {
+                wait: None,
+                reason: describe(error),
+            }
+        }
     }
+}
+
+/// The `outcome` label of one request in `villa_pms_requests_total`: by its status when one came
+/// back (`status`; `body_read` when its body did too), else `failed` (network failure, timeout).
+/// A 2xx whose body was lost is `failed`: nothing usable came back.
+fn request_outcome(status: Option<StatusCode>, body_read: bool) -> &'static str {
+    match status {
+        Some(StatusCode::TOO_MANY_REQUESTS) => "throttled",
+        Some(StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) => "unauthorized",
+        Some(status) if status.is_success() && body_read => "ok",
+        _ => "failed",
+    }
+}
+
+fn count_request(outcome: &'static str) {
+    metrics::counter!(names::PMS_REQUESTS, "outcome" => outcome).increment(1);
 }
 
 /// A reqwest failure in words, with its causes and without the request's address (the message
@@ -891,6 +919,27 @@ mod tests {
             parse_page(StatusCode::OK, not_a_list.to_string().as_bytes()),
             Err(PmsError::Protocol(_))
         ));
+    }
+
+    #[test]
+    fn requests_are_counted_by_what_came_back() {
+        let outcome = request_outcome;
+        assert_eq!(outcome(Some(StatusCode::OK), true), "ok");
+        assert_eq!(outcome(Some(StatusCode::NO_CONTENT), true), "ok");
+        assert_eq!(outcome(Some(StatusCode::OK), false), "failed");
+        assert_eq!(
+            outcome(Some(StatusCode::TOO_MANY_REQUESTS), false),
+            "throttled"
+        );
+        assert_eq!(
+            outcome(Some(StatusCode::UNAUTHORIZED), true),
+            "unauthorized"
+        );
+        assert_eq!(outcome(Some(StatusCode::FORBIDDEN), true), "unauthorized");
+        assert_eq!(outcome(Some(StatusCode::BAD_REQUEST), true), "failed");
+        assert_eq!(outcome(Some(StatusCode::NOT_FOUND), true), "failed");
+        assert_eq!(outcome(Some(StatusCode::BAD_GATEWAY), true), "failed");
+        assert_eq!(outcome(None, false), "failed");
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! the window; the time is Redis's own (`TIME`), so the clocks of the callers never matter. When
 //! Redis cannot be reached the process keeps to the same numbers on its own (an in-process log),
 //! which holds the budget for a single worker, the usual deployment of `worker-pms`.
+//!
+//! Each wait for a slot is recorded in `villa_pms_rate_limiter_wait_seconds`.
 
 use std::{
     collections::VecDeque,
@@ -18,6 +20,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use domain::metrics::names;
 use redis::aio::ConnectionManager;
 use uuid::Uuid;
 
@@ -118,6 +121,7 @@ impl RateLimiter {
 
     /// Waits until the budget allows one more request, and takes that slot.
     pub async fn acquire(&self) {
+        let _waiting = WaitRecorder(Instant::now());
         let Some(inner) = &self.inner else {
             return;
         };
@@ -128,6 +132,16 @@ impl RateLimiter {
             }
             tokio::time::sleep(wait).await;
         }
+    }
+}
+
+/// Records how long [`RateLimiter::acquire`] waited when it ends, also when its caller gave up
+/// waiting (a timeout dropped it): that time was spent all the same.
+struct WaitRecorder(Instant);
+
+impl Drop for WaitRecorder {
+    fn drop(&mut self) {
+        metrics::histogram!(names::PMS_LIMITER_WAIT).record(self.0.elapsed().as_secs_f64());
     }
 }
 

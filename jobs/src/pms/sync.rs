@@ -47,6 +47,7 @@
 //! [`MAX_PASSES`]).
 
 use std::{cmp::Ordering, collections::HashSet, sync::Arc, time::Instant};
+use tracing::Instrument as _;
 
 use chrono::{DateTime, Days, NaiveDate, TimeDelta, Utc};
 use domain::reporting::{
@@ -585,10 +586,14 @@ impl Attempt<'_> {
     ) -> AbortOnDropHandle<Result<Fetched, PmsError>> {
         let client = self.client.clone();
         let (sync_id, limit) = (self.id, self.page_size);
-        AbortOnDropHandle::new(tokio::spawn(async move {
-            let page = client.reservations_page(after_id, limit, since).await?;
-            Ok::<_, PmsError>(Fetched::of(page, limit, sync_id))
-        }))
+        // In the run's span: its lines (a PMS retry) name the job and its request.
+        AbortOnDropHandle::new(tokio::spawn(
+            async move {
+                let page = client.reservations_page(after_id, limit, since).await?;
+                Ok::<_, PmsError>(Fetched::of(page, limit, sync_id))
+            }
+            .in_current_span(),
+        ))
     }
 
     /// Begins the transaction of a page of reservations and hands it to a task that stores the
@@ -617,7 +622,7 @@ impl Attempt<'_> {
             commit_sender,
         );
         Ok(InFlight {
-            task: AbortOnDropHandle::new(tokio::spawn(store)),
+            task: AbortOnDropHandle::new(tokio::spawn(store.in_current_span())),
             ids,
             key,
             committed,

@@ -518,3 +518,30 @@ async fn the_database_refusing_client_data_maps_to_client_errors(pool: PgPool) {
         .unwrap_err();
     assert!(matches!(Error::from(broken), Error::Database(_)));
 }
+
+/// A client's `X-Request-ID` is kept only when it is a plain token of at most 128 characters:
+/// it is stored with every job the request enqueues and repeated on their log lines, so a huge
+/// or log-breaking one is replaced by an id of the API's own.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn an_unfit_request_id_is_replaced(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    for unfit in ["x".repeat(129), "two words".to_owned(), "a\"b".to_owned()] {
+        let res = app
+            .request(Method::GET, "/healthz", None)
+            .header("X-Request-ID", unfit.as_str())
+            .send()
+            .await
+            .unwrap();
+        let answered = res.headers()["x-request-id"].to_str().unwrap().to_owned();
+        assert_ne!(answered, unfit);
+        assert!(uuid::Uuid::parse_str(&answered).is_ok(), "{answered}");
+    }
+    let fit = "trace:2026-11-24_abc.DEF-1".to_owned() + &"x".repeat(100);
+    let res = app
+        .request(Method::GET, "/healthz", None)
+        .header("X-Request-ID", fit.as_str())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["x-request-id"], fit.as_str());
+}

@@ -13,6 +13,7 @@ mod management_files;
 mod management_onboarding;
 mod management_people;
 mod management_villas;
+mod metrics;
 mod onboarding;
 mod pipeline;
 mod planned_maintenance;

@@ -19,6 +19,8 @@
 //! - `0 */5 * * * *`: vacuum apalis task data of finished deliveries from Redis (the scheduler's
 //!   own work, not a job).
 //!
+//! It serves its metrics on `METRICS_PORT` when that is set (`workers::metrics`).
+//!
 //! Every entry waits on tokio's clock. apalis-cron's `CronScheduler` waits with `futures-timer`,
 //! whose one helper thread was seen stalled in workers (`workers::runtime`): the purge and the
 //! vacuum would then stop without a word.
@@ -252,11 +254,13 @@ async fn main() -> anyhow::Result<()> {
     let pool = domain::db::connect(&settings.database_url, 4)
         .await
         .context("DATABASE_URL: cannot connect to Postgres")?;
+    let shutdown = domain::process::shutdown_token();
+    // A port that cannot be bound stops the process at start, like a malformed setting.
+    workers::metrics::spawn(&settings, pool.clone(), shutdown.clone()).await?;
     let scheduler = Arc::new(Scheduler {
         pool,
         queues: JobQueues::new(&settings.redis_url, &settings.redis_prefix).context("REDIS_URL")?,
     });
-    let shutdown = domain::process::shutdown_token();
     let mut running = tokio::task::JoinSet::new();
     for entry in entries {
         tracing::info!(
