@@ -1,5 +1,7 @@
 //! Cross-cutting HTTP: request ids, request logs, CORS, preflight status, limits and timeouts.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, PoisonError, RwLock};
 use std::time::Instant;
 
 use axum::{
@@ -14,8 +16,15 @@ use tracing::Instrument;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// Logs one line per request (method, path, status, duration, request id) inside a span that
-/// carries the request id, so every log line of the request, errors included, names it.
+/// Gives every request its id and logs one line per request (method, path, status, duration,
+/// request id) inside a span that carries the id, so every log line of the request, errors
+/// included, names it; records the request's HTTP metrics.
+///
+/// The id is the client's `X-Request-ID` when it is a plain token (at most 128 of `A-Z a-z 0-9 .
+/// _ : -`), else a new UUID: it is stored with every job the request enqueues and repeated on
+/// every log line of their runs, so a client must not be able to make it huge or carry
+/// log-breaking characters. It is set on the request (for the layers inside) and on the answer.
+/// One layer does all this: each layer is a cost on every request, the metrics' included.
 ///
 /// The span is at ERROR level: a span is only entered (and its fields only reach the lines
 /// logged inside it) when the filter enables its level, so an INFO span left the `warn` and
@@ -23,23 +32,28 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 ///
 /// The request runs as the work of its id (`domain::trace::with_request_id`): a job it enqueues
 /// stores the id, and the worker that runs the job logs with it.
-pub async fn log_requests(req: Request, next: Next) -> Response {
+pub async fn log_requests(mut req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let request_id = req
-        .headers()
-        .get(&REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    let request_id = match req.headers().get(&REQUEST_ID) {
+        Some(sent) if fit_request_id(sent.as_bytes()) => sent.clone(),
+        _ => {
+            let ours = HeaderValue::try_from(uuid::Uuid::new_v4().to_string())
+                .expect("a UUID is a header value");
+            req.headers_mut().insert(REQUEST_ID, ours.clone());
+            ours
+        }
+    };
+    let id_text = request_id.to_str().unwrap_or_default().to_owned();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     // Out here the metrics see every answer, the panic (500), timeout (408) and body-limit (413)
     // layers' included; the router has matched the route already, so its template is known.
     let observed = domain::metrics::recording().then(|| HttpObservation::start(&req));
     let span =
-        tracing::error_span!("request", request_id = %request_id, method = %method, path = %path);
-    let res =
-        domain::trace::with_request_id(request_id, next.run(req).instrument(span.clone())).await;
+        tracing::error_span!("request", request_id = %id_text, method = %method, path = %path);
+    let mut res =
+        domain::trace::with_request_id(id_text, next.run(req).instrument(span.clone())).await;
+    res.headers_mut().insert(REQUEST_ID, request_id);
     let status = res.status().as_u16();
     let elapsed = started.elapsed();
     if let Some(observed) = observed {
@@ -54,6 +68,17 @@ pub async fn log_requests(req: Request, next: Next) -> Response {
         }
     });
     res
+}
+
+/// The longest `X-Request-ID` kept from a client.
+const MAX_REQUEST_ID: usize = 128;
+
+fn fit_request_id(id: &[u8]) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_REQUEST_ID
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
 }
 
 /// The route label of requests that match no route: never their raw path, which would make one
@@ -75,68 +100,80 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
+/// The counter and histogram of one (route, method, status class).
+#[derive(Clone)]
+struct HttpSeries {
+    requests: metrics::Counter,
+    duration: metrics::Histogram,
+}
+
+/// The series seen so far, by route template then (method, status class): a request's metrics
+/// are then a shared lock, one hash of its route and two atomic updates, not two registry keys
+/// built, hashed and looked up (measured: that cost 5.8 % of the read path's throughput). The
+/// set is bounded: route templates × 8 methods × 5 classes.
+type SeriesByRoute = HashMap<String, HashMap<(&'static str, &'static str), HttpSeries>>;
+static SERIES: LazyLock<RwLock<SeriesByRoute>> = LazyLock::new(Default::default);
+
+fn series(route: &str, method: &'static str, status: &'static str) -> HttpSeries {
+    use domain::metrics::names;
+    let known = SERIES
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(route)
+        .and_then(|by| by.get(&(method, status)))
+        .cloned();
+    if let Some(known) = known {
+        return known;
+    }
+    let made = HttpSeries {
+        requests: metrics::counter!(names::HTTP_REQUESTS,
+            "method" => method, "route" => route.to_owned(), "status" => status),
+        duration: metrics::histogram!(names::HTTP_DURATION,
+            "method" => method, "route" => route.to_owned(), "status" => status),
+    };
+    SERIES
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(route.to_owned())
+        .or_default()
+        .entry((method, status))
+        .or_insert(made)
+        .clone()
+}
+
+/// The requests-in-flight gauge, looked up once.
+static IN_FLIGHT: LazyLock<metrics::Gauge> =
+    LazyLock::new(|| metrics::gauge!(domain::metrics::names::HTTP_IN_FLIGHT));
+
 /// One request's HTTP metrics (`villa_http_*`, labelled by route template, never by raw path).
 /// It counts as in flight for as long as it lives: dropped when the request ends, also when its
 /// future is cancelled (the client went away), so the gauge never drifts upwards.
 struct HttpObservation {
     method: &'static str,
-    route: String,
-    in_flight: metrics::Gauge,
+    route: Option<MatchedPath>,
 }
 
 impl HttpObservation {
     fn start(req: &Request) -> Self {
-        let in_flight = metrics::gauge!(domain::metrics::names::HTTP_IN_FLIGHT);
-        in_flight.increment(1.0);
+        IN_FLIGHT.increment(1.0);
         Self {
             method: method_label(req.method()),
-            route: req
-                .extensions()
-                .get::<MatchedPath>()
-                .map_or(UNMATCHED, MatchedPath::as_str)
-                .to_owned(),
-            in_flight,
+            route: req.extensions().get::<MatchedPath>().cloned(),
         }
     }
 
     fn finish(self, status: u16, elapsed: std::time::Duration) {
-        use domain::metrics::{names, status_class};
-        let status = status_class(status);
-        metrics::counter!(names::HTTP_REQUESTS,
-            "method" => self.method, "route" => self.route.clone(), "status" => status)
-        .increment(1);
-        metrics::histogram!(names::HTTP_DURATION,
-            "method" => self.method, "route" => self.route.clone(), "status" => status)
-        .record(elapsed.as_secs_f64());
+        let route = self.route.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
+        let series = series(route, self.method, domain::metrics::status_class(status));
+        series.requests.increment(1);
+        series.duration.record(elapsed.as_secs_f64());
     }
 }
 
 impl Drop for HttpObservation {
     fn drop(&mut self) {
-        self.in_flight.decrement(1.0);
+        IN_FLIGHT.decrement(1.0);
     }
-}
-
-/// The longest `X-Request-ID` kept from a client.
-const MAX_REQUEST_ID: usize = 128;
-
-/// Drops an incoming `X-Request-ID` that is not a plain token (at most 128 of `A-Z a-z 0-9 . _ :
-/// -`), so that `SetRequestId` gives the request one of its own: the id is stored with every job
-/// the request enqueues and repeated on every log line of their runs, so a client must not be
-/// able to make it huge or carry log-breaking characters.
-pub async fn sanitize_request_id(mut req: Request, next: Next) -> Response {
-    let acceptable = req.headers().get(&REQUEST_ID).is_none_or(|v| {
-        let bytes = v.as_bytes();
-        !bytes.is_empty()
-            && bytes.len() <= MAX_REQUEST_ID
-            && bytes
-                .iter()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
-    });
-    if !acceptable {
-        req.headers_mut().remove(&REQUEST_ID);
-    }
-    next.run(req).await
 }
 
 /// The headers the onboarding spec allows across origins.

@@ -27,10 +27,7 @@ use serde_json::Value;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::{
-    catch_panic::CatchPanicLayer,
-    limit::RequestBodyLimitLayer,
-    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
-    timeout::TimeoutLayer,
+    catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, timeout::TimeoutLayer,
 };
 use utoipa::OpenApi as _;
 use utoipa_axum::router::OpenApiRouter;
@@ -68,9 +65,7 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(
             ServiceBuilder::new()
-                .layer(middleware::from_fn(http::sanitize_request_id))
-                .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-                .layer(PropagateRequestIdLayer::x_request_id())
+                // Request id (the client's if fit, else a UUID), request log and HTTP metrics.
                 .layer(middleware::from_fn(http::log_requests))
                 .layer(middleware::from_fn(http::preflight_no_content))
                 .layer(http::cors(api))
