@@ -23,28 +23,8 @@ use sqlx::PgPool;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// Serves `/metrics` on `METRICS_PORT` until `shutdown`; answers at once when there is nothing to
-/// serve.
-pub async fn serve(
-    settings: &CoreSettings,
-    pool: PgPool,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let Some((listener, exporter)) = listen(settings).await? else {
-        return Ok(());
-    };
-    serve_on(
-        listener,
-        settings.metrics.clone(),
-        is_production(settings),
-        exporter,
-        pool,
-        shutdown,
-    )
-    .await
-}
-
-/// [`serve`] in a task of its own. The port is bound before this returns, so a port that cannot
+/// Serves `/metrics` on `METRICS_PORT` in a task of its own, until `shutdown` (nothing when
+/// there is nothing to serve). The port is bound before this returns, so a port that cannot
 /// be bound stops the process at start; a failure later is logged (the process's work goes on).
 pub async fn spawn(
     settings: &CoreSettings,
