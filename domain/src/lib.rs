@@ -21,6 +21,7 @@ pub mod pagination;
 pub mod photos;
 pub mod process;
 pub mod record;
+pub mod remote;
 pub mod reporting;
 pub mod settings;
 pub mod staff;

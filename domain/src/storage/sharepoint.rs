@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use futures::{StreamExt, TryStreamExt};
 use reqwest::header::{CONTENT_RANGE, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{RequestBuilder, Response, StatusCode};
@@ -44,6 +44,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncSeekExt};
 
 use super::{ObjectStream, StorageError, StoragePath, StoredObject};
+use crate::remote::{describe, jitter, parse_retry_after};
 use crate::settings::GraphSettings;
 
 /// The backend's name in errors.
@@ -956,26 +957,6 @@ fn failure_text(body: &[u8]) -> String {
     }
 }
 
-/// A reqwest failure in words, with its causes and without the request's address (an upload
-/// URL is a credential of sorts).
-fn describe(error: reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
-        "timed out"
-    } else if error.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    let error = error.without_url();
-    let mut text = format!("{kind}: {error}");
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        let _ = write!(text, ": {cause}");
-        source = std::error::Error::source(cause);
-    }
-    text
-}
-
 /// The token and its lifetime in seconds (`expires_in` is a number, or a numeric string on
 /// older endpoints).
 fn parse_token(body: &[u8]) -> Option<(String, u64)> {
@@ -1030,28 +1011,9 @@ fn content_range(offset: u64, len: usize, total: u64) -> String {
     format!("bytes {offset}-{last}/{total}")
 }
 
-/// The wait a `Retry-After` header asks for: whole seconds or an HTTP date. `None` when it says
-/// neither.
-fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
-    let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let at = DateTime::parse_from_rfc2822(value).ok()?;
-    Some((at.with_timezone(&Utc) - now).to_std().unwrap_or_default())
-}
-
-/// The wait before retry number `retry` (from 0): `base * 2^retry`, at most [`MAX_BACKOFF`], of
-/// which the upper half is random (`unit` in 0..=1) so that workers retrying together spread out.
+/// [`crate::remote::backoff`] capped at [`MAX_BACKOFF`].
 fn backoff(base: Duration, retry: u32, unit: f64) -> Duration {
-    let step = base.saturating_mul(1u32 << retry.min(20)).min(MAX_BACKOFF);
-    step.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
-}
-
-/// A random number in 0..=1 for the jitter.
-fn jitter() -> f64 {
-    let bits = uuid::Uuid::new_v4().as_u128() as u32;
-    f64::from(bits) / f64::from(u32::MAX)
+    crate::remote::backoff(base, retry, unit, MAX_BACKOFF)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1125,7 +1087,6 @@ fn form_encode(pairs: &[(&str, &str)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeZone as _;
 
     use super::*;
 
@@ -1290,22 +1251,6 @@ mod tests {
         ] {
             assert_eq!(classify(answer, None), Class::Answer, "{answer}");
         }
-    }
-
-    #[test]
-    fn retry_after_is_seconds_or_a_date() {
-        let now = Utc.with_ymd_and_hms(2015, 10, 21, 7, 28, 0).unwrap();
-        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:28:09 GMT", now),
-            Some(Duration::from_secs(9))
-        );
-        assert_eq!(
-            parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now),
-            Some(Duration::ZERO)
-        );
-        assert_eq!(parse_retry_after("soon", now), None);
-        assert_eq!(parse_retry_after("-3", now), None);
     }
 
     #[test]

@@ -38,6 +38,8 @@ use reqwest::{StatusCode, header};
 use serde_json::Value;
 use sqlx::PgPool;
 
+use domain::remote::{describe, jitter};
+
 use super::limiter::RateLimiter;
 
 /// The longest one backoff waits.
@@ -669,27 +671,6 @@ fn count_request(outcome: &'static str) {
     metrics::counter!(names::PMS_REQUESTS, "outcome" => outcome).increment(1);
 }
 
-/// A reqwest failure in words, with its causes and without the request's address (the message
-/// stays short; nothing secret is in an address anyway).
-fn describe(error: reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
-        "timed out"
-    } else if error.is_connect() {
-        "connection failed"
-    } else {
-        "request failed"
-    };
-    let error = error.without_url();
-    let mut text = format!("{kind}: {error}");
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = std::error::Error::source(cause);
-    }
-    text
-}
-
 /// Reads a list answer: `{status, result: [...], count, totalPages, ...}`.
 fn parse_page(status: StatusCode, body: &[u8]) -> Result<PmsPage, PmsError> {
     let Ok(answer) = serde_json::from_slice::<Value>(body) else {
@@ -761,31 +742,15 @@ pub(crate) fn int_of(value: &Value) -> Option<i64> {
     }
 }
 
-/// The wait a `Retry-After` header asks for: whole seconds or an HTTP date, at most
-/// [`MAX_RETRY_AFTER`]. `None` when it says neither.
+/// The wait a `Retry-After` header asks for ([`domain::remote::parse_retry_after`]), at most
+/// [`MAX_RETRY_AFTER`].
 pub fn parse_retry_after(value: &str, now: DateTime<Utc>) -> Option<Duration> {
-    let value = value.trim();
-    let wait = if let Ok(secs) = value.parse::<u64>() {
-        Duration::from_secs(secs)
-    } else {
-        let at = DateTime::parse_from_rfc2822(value).ok()?;
-        (at.with_timezone(&Utc) - now).to_std().unwrap_or_default()
-    };
-    Some(wait.min(MAX_RETRY_AFTER))
+    domain::remote::parse_retry_after(value, now).map(|wait| wait.min(MAX_RETRY_AFTER))
 }
 
-/// The wait before retry number `retry` (from 0): `base * 2^retry`, at most [`MAX_BACKOFF`],
-/// of which the upper half is random (`unit` in 0..=1) so that workers retrying together spread
-/// out while none waits less than half the step.
+/// [`domain::remote::backoff`] capped at [`MAX_BACKOFF`].
 pub fn backoff(base: Duration, retry: u32, unit: f64) -> Duration {
-    let step = base.saturating_mul(1u32 << retry.min(20)).min(MAX_BACKOFF);
-    step.mul_f64(0.5 + 0.5 * unit.clamp(0.0, 1.0))
-}
-
-/// A random number in 0..=1 for the jitter.
-fn jitter() -> f64 {
-    let bits = uuid::Uuid::new_v4().as_u128() as u32;
-    f64::from(bits) / f64::from(u32::MAX)
+    domain::remote::backoff(base, retry, unit, MAX_BACKOFF)
 }
 
 #[cfg(test)]
