@@ -1,5 +1,6 @@
-//! Field encryption at rest (AES-256-GCM with `DATA_ENCRYPTION_KEY`). A stored value is
-//! `nonce (12 bytes) || ciphertext || tag`; every encryption draws a fresh random nonce.
+//! Secrets: field encryption at rest (AES-256-GCM with `DATA_ENCRYPTION_KEY`; a stored value is
+//! `nonce (12 bytes) || ciphertext || tag`, every encryption drawing a fresh random nonce), and
+//! the tokens requests carry.
 
 use aes_gcm::aead::{Aead, KeyInit};
 use aes_gcm::{Aes256Gcm, Key, Nonce};
@@ -67,9 +68,36 @@ pub fn masked(last4: &str) -> String {
     format!("****{last4}")
 }
 
+/// The token of an `Authorization: Bearer <token>` header value (the scheme as `Bearer` or
+/// `bearer`); none for another scheme or an empty token.
+pub fn bearer_token(authorization: &str) -> Option<&str> {
+    authorization
+        .strip_prefix("Bearer ")
+        .or_else(|| authorization.strip_prefix("bearer "))
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+}
+
+/// Compares two secrets in a time that does not depend on where they differ.
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bearer_tokens_and_secrets() {
+        assert_eq!(bearer_token("Bearer abc.def"), Some("abc.def"));
+        assert_eq!(bearer_token("bearer  abc "), Some("abc"));
+        assert_eq!(bearer_token("Basic abc"), None);
+        assert_eq!(bearer_token("Bearer "), None);
+        assert_eq!(bearer_token("Bearerabc"), None);
+        assert!(same_secret(b"a-long-token", b"a-long-token"));
+        assert!(!same_secret(b"a-long-token", b"a-long-tokeN"));
+        assert!(!same_secret(b"a-long-token", b"a-long-token-"));
+    }
 
     #[test]
     fn round_trip_and_fresh_nonce() {

@@ -75,14 +75,9 @@ async fn authenticate(
         .ok_or_else(|| AppError::Unauthorized("missing Authorization: Bearer <token>".into()))?
         .to_str()
         .map_err(|_| AppError::Unauthorized("malformed Authorization header".into()))?;
-    let token = value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| {
-            AppError::Unauthorized("the Authorization header must be Bearer <token>".into())
-        })?;
+    let token = domain::crypto::bearer_token(value).ok_or_else(|| {
+        AppError::Unauthorized("the Authorization header must be Bearer <token>".into())
+    })?;
     verifier
         .verify(token)
         .await
