@@ -52,7 +52,10 @@ impl Shared {
             reqwest::Client::new(),
         );
         Self {
-            metrics: domain::metrics::install(&core.metrics),
+            metrics: {
+                crate::http::metrics::register();
+                domain::metrics::install(&core.metrics)
+            },
             queue_gauges: Arc::new(QueueGauges::new(core.metrics.queue_refresh)),
             reporting: crate::reporting::Reporting::new(queues.connection(), &core.redis_prefix),
             pms,

@@ -47,7 +47,9 @@ const BUCKETS: [f64; 17] = [
 /// The longest the queue gauges' read may take within a scrape.
 const QUEUE_READ_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// How often histogram samples are folded into their buckets, whether or not anyone scrapes.
+/// How often histogram samples are folded into their buckets, whether or not anyone scrapes;
+/// also the longest samples batched per thread ([`on_collect`]) wait to be handed over, which
+/// bounds those batches.
 const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 
 /// Renders the process's metrics.
@@ -86,15 +88,23 @@ pub fn install(settings: &MetricsSettings) -> Option<Exporter> {
             };
             describe();
             let upkeep = handle.clone();
+            // Batches recorded on other threads are handed over first, so that each upkeep
+            // folds the samples of the last interval into the buckets (and keeps those batches
+            // at most an interval long).
             // A thread, not a task: it must outlive whichever runtime installed the recorder.
-            let _ = std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("metrics-upkeep".into())
                 .spawn(move || {
                     loop {
                         std::thread::sleep(UPKEEP_EVERY);
+                        collect();
                         upkeep.run_upkeep();
                     }
                 });
+            if let Err(error) = spawned {
+                // Scrapes still fold and hand over samples; between them, batches grow.
+                tracing::error!(%error, "metrics upkeep thread not started");
+            }
             Some(Exporter { handle })
         })
         .clone()
@@ -107,12 +117,37 @@ pub fn recording() -> bool {
 }
 
 impl Exporter {
-    /// Runs `set_gauges` (gauges read at scrape time: the pool, the queues) and renders every
-    /// metric, as one step no other render interleaves with.
+    /// Hands over the samples batched per thread ([`on_collect`]), runs `set_gauges` (gauges
+    /// read at scrape time: the pool, the queues) and renders every metric, as one step no other
+    /// render interleaves with.
     pub async fn render_with<F: FnOnce()>(&self, set_gauges: F) -> String {
         let _one_at_a_time = RENDER.lock().await;
+        collect();
         set_gauges();
         self.handle.render()
+    }
+}
+
+/// What recorders that batch on their own ([`on_collect`]) run to hand their batches over.
+static COLLECTORS: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+
+/// Registers `collect` (once: the caller sees to it), run before every render and every
+/// upkeep: a recorder that keeps its samples per thread, off the metrics' shared atomics (the
+/// API's HTTP metrics, recorded on every request), records them into the metrics there.
+pub fn on_collect(collect: fn()) {
+    COLLECTORS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(collect);
+}
+
+fn collect() {
+    let collectors = COLLECTORS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    for collect in collectors {
+        collect();
     }
 }
 
@@ -223,22 +258,13 @@ pub fn check_token(
         };
     };
     let sent = authorization
-        .and_then(|h| {
-            h.strip_prefix("Bearer ")
-                .or_else(|| h.strip_prefix("bearer "))
-        })
-        .map(str::trim)
+        .and_then(crate::crypto::bearer_token)
         .ok_or(TokenRefusal::Missing)?;
-    if same_secret(sent.as_bytes(), expected.as_bytes()) {
+    if crate::crypto::same_secret(sent.as_bytes(), expected.as_bytes()) {
         Ok(())
     } else {
         Err(TokenRefusal::Wrong)
     }
-}
-
-/// Compares in a time that does not depend on where the two differ.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 /// `2xx`, `4xx`…: the status label (a class, so a series per status code is not needed).
@@ -268,8 +294,30 @@ struct QueueSnapshot {
     /// The last read failed: these are older figures, and the ages are not moved on (a database
     /// away must not look like work waiting longer and longer to an autoscaler).
     stale: bool,
-    /// (queue, queued, running, failed, age of the oldest due queued job when read).
-    queues: Vec<(String, i64, i64, i64, Option<f64>)>,
+    queues: Vec<QueueFigures>,
+}
+
+/// One queue's gauges as read.
+#[derive(Debug, Clone)]
+struct QueueFigures {
+    queue: String,
+    queued: i64,
+    running: i64,
+    failed: i64,
+    /// Age of the oldest due queued job when read; none due: none.
+    oldest_due_secs: Option<f64>,
+}
+
+impl QueueFigures {
+    fn empty(queue: &str) -> Self {
+        Self {
+            queue: queue.to_owned(),
+            queued: 0,
+            running: 0,
+            failed: 0,
+            oldest_due_secs: None,
+        }
+    }
 }
 
 /// The per-queue gauges (jobs queued, running and failed; age of the oldest due queued job),
@@ -318,26 +366,24 @@ impl QueueGauges {
             .and_then(|r| r.map_err(|e| e.to_string()));
         match read {
             Ok(rows) => {
-                let mut all: Vec<(String, i64, i64, i64, Option<f64>)> = queues
-                    .iter()
-                    .map(|q| ((*q).to_owned(), 0, 0, 0, None))
-                    .collect();
+                let mut all: Vec<QueueFigures> =
+                    queues.iter().map(|q| QueueFigures::empty(q)).collect();
                 for row in rows {
-                    let at = match all.iter().position(|(q, ..)| *q == row.queue) {
+                    let at = match all.iter().position(|f| f.queue == row.queue) {
                         Some(at) => at,
                         None => {
-                            all.push((row.queue.clone(), 0, 0, 0, None));
+                            all.push(QueueFigures::empty(&row.queue));
                             all.len() - 1
                         }
                     };
-                    let entry = &mut all[at];
+                    let figures = &mut all[at];
                     match row.status.as_str() {
                         "QUEUED" => {
-                            entry.1 = row.jobs;
-                            entry.4 = row.oldest_due_secs;
+                            figures.queued = row.jobs;
+                            figures.oldest_due_secs = row.oldest_due_secs;
                         }
-                        "RUNNING" => entry.2 = row.jobs,
-                        _ => entry.3 = row.jobs,
+                        "RUNNING" => figures.running = row.jobs,
+                        _ => figures.failed = row.jobs,
                     }
                 }
                 *self
@@ -383,13 +429,20 @@ impl QueueGauges {
         } else {
             snapshot.read_at.elapsed().as_secs_f64()
         };
-        for (queue, queued, running, failed, oldest) in snapshot.queues {
-            for (status, count) in [("queued", queued), ("running", running), ("failed", failed)] {
-                gauge!(names::QUEUE_JOBS, "queue" => queue.clone(), "status" => status)
+        for figures in snapshot.queues {
+            for (status, count) in [
+                ("queued", figures.queued),
+                ("running", figures.running),
+                ("failed", figures.failed),
+            ] {
+                gauge!(names::QUEUE_JOBS, "queue" => figures.queue.clone(), "status" => status)
                     .set(count as f64);
             }
-            gauge!(names::QUEUE_OLDEST_AGE, "queue" => queue)
-                .set(oldest.map_or(0.0, |age| age.max(0.0) + since));
+            gauge!(names::QUEUE_OLDEST_AGE, "queue" => figures.queue).set(
+                figures
+                    .oldest_due_secs
+                    .map_or(0.0, |age| age.max(0.0) + since),
+            );
         }
     }
 }

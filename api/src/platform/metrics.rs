@@ -49,7 +49,7 @@ pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Respo
         .render_with(|| {
             state.queue_gauges.apply();
             domain::metrics::record_pool(&state.pool);
-            crate::http::set_in_flight_gauge();
+            crate::http::metrics::set_in_flight_gauge();
         })
         .await;
     (
