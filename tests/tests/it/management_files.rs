@@ -576,7 +576,10 @@ async fn a_late_delete_leaves_the_file_of_a_newer_upload_of_its_name(pool: PgPoo
         "the first upload was never stored"
     );
 
-    // The delete's job waits (as a throttled one would) while the name is uploaded again.
+    // The delete's job waits (as a throttled one would) while the name is uploaded again. No
+    // worker runs until it is postponed: a running one could claim it between the 204 and the
+    // postponement, and the delete would no longer be late.
+    worker.shutdown().await;
     let (status, _) = send(
         &app,
         Method::DELETE,
@@ -593,6 +596,7 @@ async fn a_late_delete_leaves_the_file_of_a_newer_upload_of_its_name(pool: PgPoo
     .execute(&pool)
     .await
     .unwrap();
+    let worker = app.worker(registry());
     let (status, second) = upload(&app, &path, form(b"second rules")).await;
     assert_eq!(status, 201, "{second}");
     assert_eq!(

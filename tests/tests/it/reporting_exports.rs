@@ -1477,14 +1477,20 @@ async fn a_worker_killed_mid_export_leaves_it_to_another_that_completes_it(pool:
     doomed.kill().await;
     // Postgres notices a dead client only when it next talks to it: the statement the killed
     // worker left waiting would still run once the row is free, as if the worker lived on. The
-    // statements of a process that died end with it.
-    sqlx::query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    // statements of a process that died end with it. Each is waited for until it has ended
+    // (without the timeout, the signal may still be on its way when the row is freed, and the
+    // statement, granted the row, completes the export as if the worker had lived).
+    let ended: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
          WHERE datname = current_database() AND wait_event_type = 'Lock'",
     )
-    .execute(&pool)
+    .fetch_all(&pool)
     .await
     .unwrap();
+    assert!(
+        !ended.is_empty() && ended.iter().all(|&ended| ended),
+        "the killed worker's statements did not end: {ended:?}"
+    );
     hold.rollback().await.unwrap();
     let (_, _, export) = status_of(&app, id).await;
     assert_eq!(export["status"], "PROCESSING", "{export}");
@@ -1500,12 +1506,17 @@ async fn a_worker_killed_mid_export_leaves_it_to_another_that_completes_it(pool:
         "excel",
         "reservations_all.xlsx",
     );
-    let (status, attempts): (String, i32) =
-        sqlx::query_as("SELECT status, attempts FROM jobs WHERE id = $1")
+    // The job is marked done after its handler returns, so a moment after the export.
+    let (status, attempts): (String, i32) = eventually(Duration::from_secs(10), || async {
+        let row: (String, i32) = sqlx::query_as("SELECT status, attempts FROM jobs WHERE id = $1")
             .bind(job)
             .fetch_one(&pool)
             .await
             .unwrap();
+        (row.0 != "RUNNING").then_some(row)
+    })
+    .await
+    .expect("the job stayed RUNNING after its export completed");
     assert_eq!((status.as_str(), attempts), ("SUCCEEDED", 2));
     let (_, bytes) = download(&app, id).await;
     let mut wb = open(&bytes);

@@ -538,12 +538,19 @@ async fn twelve_simultaneous_first_uploads_through_the_api_make_one_tree(pool: P
             "{path}"
         );
     }
-    let trees: Vec<(String, i32)> = sqlx::query_as(
-        "SELECT status, attempts FROM jobs WHERE kind = 'documents.create_villa_tree'",
-    )
-    .fetch_all(&pool)
+    // The tree's job is marked done after its handler returns: the uploads waiting on the tree
+    // may be stored a moment before.
+    let trees: Vec<(String, i32)> = eventually(Duration::from_secs(10), || async {
+        let rows: Vec<(String, i32)> = sqlx::query_as(
+            "SELECT status, attempts FROM jobs WHERE kind = 'documents.create_villa_tree'",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        rows.iter().all(|(s, _)| s != "RUNNING").then_some(rows)
+    })
     .await
-    .unwrap();
+    .expect("the tree's job stayed RUNNING");
     assert_eq!(trees.len(), 1, "{trees:?}");
     assert_eq!(trees[0].0, "SUCCEEDED");
     // Waiting for the tree is not failing: every upload succeeded on the attempt that ran it.
