@@ -113,7 +113,15 @@ async fn render(State(served): State<Served>, headers: HeaderMap) -> Response {
         .exporter
         .render_with(|| domain::metrics::record_pool(&served.pool))
         .await;
-    ([(header::CONTENT_TYPE, domain::metrics::TEXT_FORMAT)], body).into_response()
+    // As the API's `/metrics`: every scrape is a fresh reading, never one a proxy kept.
+    (
+        [
+            (header::CONTENT_TYPE, domain::metrics::TEXT_FORMAT),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 #[cfg(test)]
@@ -177,6 +185,7 @@ mod tests {
             lower.contains("content-type: text/plain; version=0.0.4"),
             "{answer}"
         );
+        assert!(lower.contains("cache-control: no-store"), "{answer}");
         assert!(answer.contains("villa_db_pool_max_connections"), "{answer}");
         for refused in [None, Some("Bearer wrong"), Some("Basic scrape-secret")] {
             let (status, answer) = get(addr, "/metrics", refused).await;
