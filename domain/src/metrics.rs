@@ -63,6 +63,8 @@ static EXPORTER: OnceLock<Option<Exporter>> = OnceLock::new();
 
 /// Setting gauges and rendering happen under this lock: several apps of one test process share
 /// the recorder, and each sets the queue gauges from its own database just before rendering.
+/// The upkeep thread hands over and folds samples under it too, so that a render sees them all
+/// or none.
 static RENDER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Installs the process-wide recorder (once; later calls answer the same exporter). `None` when
@@ -97,6 +99,10 @@ pub fn install(settings: &MetricsSettings) -> Option<Exporter> {
                 .spawn(move || {
                     loop {
                         std::thread::sleep(UPKEEP_EVERY);
+                        // Under the render lock: a scrape rendering meanwhile would otherwise
+                        // show a series' counter and histogram count apart by what this hands
+                        // over between the two.
+                        let _one_at_a_time = RENDER.blocking_lock();
                         collect();
                         upkeep.run_upkeep();
                     }

@@ -250,7 +250,8 @@ pub fn set_in_flight_gauge() {
 
 /// Requests being answered now, over every thread. The shares are read one after another, not
 /// at one instant: a request that starts on a shard already read and ends on one not yet read
-/// is missed by one reading (the gauge is a sample, not an account).
+/// makes that reading one too low, one started on a shard not yet read and ended on one already
+/// read one too high (the gauge is a sample, not an account; never set below zero).
 fn in_flight() -> i64 {
     // Under the list's lock: a thread's share moves off its shard under it too.
     let shards = lock(&SHARDS);
