@@ -589,13 +589,18 @@ async fn a_late_delete_leaves_the_file_of_a_newer_upload_of_its_name(pool: PgPoo
     )
     .await;
     assert_eq!(status, 204);
-    sqlx::query(
+    let postponed = sqlx::query(
         "UPDATE jobs SET run_at = now() + interval '1 hour'
          WHERE kind = 'documents.delete_stored_file' AND status = 'QUEUED'",
     )
     .execute(&pool)
     .await
     .unwrap();
+    assert_eq!(
+        postponed.rows_affected(),
+        1,
+        "the delete's job, not yet run"
+    );
     let worker = app.worker(registry());
     let (status, second) = upload(&app, &path, form(b"second rules")).await;
     assert_eq!(status, 201, "{second}");
