@@ -179,8 +179,23 @@ mod tests {
             .header("x-request-id", "req-4242")
             .body(Body::empty())
             .unwrap();
-        let res = app.oneshot(req).await.unwrap();
+        let res = app.clone().oneshot(req).await.unwrap();
         assert_eq!(res.status(), 500);
+        // Without an id of the client's, the request gets one of the API's own, answered and
+        // logged alike.
+        let res = app
+            .oneshot(
+                axum::http::Request::get("/boom")
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let given = res.headers()[super::REQUEST_ID]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(uuid::Uuid::parse_str(&given).is_ok(), "{given}");
 
         let out = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
         let lines: Vec<serde_json::Value> = out
@@ -199,6 +214,13 @@ mod tests {
             .find(|l| l["message"] == "request failed")
             .unwrap_or_else(|| panic!("no request line in {out}"));
         assert_eq!(summary["span"]["request_id"], "req-4242");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["message"] == "internal error"
+                    && l["span"]["request_id"] == given.as_str()),
+            "no internal error line with the given id {given} in {out}"
+        );
         // Nothing at INFO level was written under `warn`.
         assert!(lines.iter().all(|l| l["level"] != "INFO"), "{out}");
     }
