@@ -86,8 +86,8 @@ static SHARDS: Mutex<Vec<Arc<Shard>>> = Mutex::new(Vec::new());
 /// on a thread whose shard is already gone (a request dropped while its thread ends).
 static IN_FLIGHT_UNSHARDED: AtomicI64 = AtomicI64::new(0);
 
-/// The counter and histogram of each series, used by [`collect`] only. Held for the whole of
-/// a collect, so that a scrape's collect waits until the upkeep's has recorded what it took.
+/// The counter and histogram of each series, used by [`collect`] only (whose callers, a render
+/// and the upkeep, already take turns under `domain::metrics`' render lock).
 static SERIES: LazyLock<Mutex<HashMap<SeriesKey, Series>>> = LazyLock::new(Mutex::default);
 
 /// Route templates as `&'static str`, each leaked once (a router has a fixed set of them).
