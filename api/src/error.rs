@@ -64,8 +64,9 @@ pub enum AppError {
     PreconditionFailed,
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// 413; the limit in bytes when the route knows it.
     #[error("the request body is larger than allowed")]
-    PayloadTooLarge,
+    PayloadTooLarge(Option<usize>),
     #[error("too many requests")]
     RateLimited { retry_after_secs: u64 },
     #[error("{0}")]
@@ -243,15 +244,18 @@ impl AppError {
                 i
             }
             AppError::Validation(fields) => {
-                let mut i = ErrorInfo::new(
-                    StatusCode::BAD_REQUEST,
-                    "VALIDATION_ERROR",
-                    match fields.as_slice() {
-                        [one] => format!("{}: {}", one.field, one.message),
-                        _ => format!("{} fields are invalid", fields.len()),
-                    },
-                );
-                i.fields = fields.clone();
+                // At most MAX_LISTED_PROBLEMS are listed, however many the request had.
+                let (listed, total) = domain::error::listed_problems(fields);
+                let message = match listed.as_slice() {
+                    [one] => format!("{}: {}", one.field, one.message),
+                    _ if total > domain::error::MAX_LISTED_PROBLEMS => format!(
+                        "{total} problems in the request; the first {} are listed",
+                        domain::error::MAX_LISTED_PROBLEMS
+                    ),
+                    _ => format!("{total} fields are invalid"),
+                };
+                let mut i = ErrorInfo::new(StatusCode::BAD_REQUEST, "VALIDATION_ERROR", message);
+                i.fields = listed;
                 i
             }
             AppError::BadRequest { code, message } => {
@@ -298,10 +302,17 @@ impl AppError {
                 "UNSUPPORTED_MEDIA_TYPE",
                 m,
             ),
-            AppError::PayloadTooLarge => ErrorInfo::new(
+            AppError::PayloadTooLarge(limit) => ErrorInfo::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "PAYLOAD_TOO_LARGE",
-                "the request body is larger than allowed",
+                match limit {
+                    Some(bytes) => {
+                        format!(
+                            "the request body is larger than the {bytes} bytes this route takes"
+                        )
+                    }
+                    None => "the request body is larger than allowed".to_owned(),
+                },
             ),
             AppError::RateLimited { retry_after_secs } => {
                 let mut i = ErrorInfo::new(
@@ -541,11 +552,8 @@ fn reporting_message(info: &ErrorInfo) -> String {
         .iter()
         .map(|f| format!("{}: {}", f.field, f.message))
         .collect();
-    format!(
-        "{} fields are invalid: {}",
-        info.fields.len(),
-        each.join("; ")
-    )
+    // `info.message` counts them all ("3 fields are invalid", or how many more than are listed).
+    format!("{}: {}", info.message, each.join("; "))
 }
 
 /// The error bodies of the surfaces as [`body_for`] writes them, for the OpenAPI document: every

@@ -11,22 +11,89 @@ use serde::de::DeserializeOwned;
 
 use crate::error::AppError;
 
-/// A JSON body. Wrong content type: 415; malformed JSON: 400 `MALFORMED_JSON`; a field of the
-/// wrong type or missing: 400 validation error naming the field; too large: 413.
+/// The largest JSON body a route without files takes. The largest valid value of any such body
+/// is far smaller (an export naming its 500 listings is about 20 KB, a checklist of 1,000
+/// facilities without photos about 300 KB); a larger body is refused (413) before it is parsed,
+/// so that nobody makes the API hold and check tens of megabytes of JSON. Routes that carry files
+/// in base64 take [`UploadJson`] instead.
+pub const JSON_BODY_LIMIT: usize = 1024 * 1024;
+
+/// A JSON body of at most [`JSON_BODY_LIMIT`] bytes. Wrong content type: 415; malformed JSON:
+/// 400 `MALFORMED_JSON`; a field of the wrong type or missing: 400 validation error naming the
+/// field; too large: 413.
 pub struct ApiJson<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = AppError;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !is_json(req.headers().get(header::CONTENT_TYPE)) {
-            return Err(AppError::UnsupportedMediaType(
-                "the body must be JSON, sent with Content-Type: application/json".into(),
-            ));
-        }
-        let bytes = Bytes::from_request(req, state).await.map_err(body_error)?;
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let bytes = json_body(req, JSON_BODY_LIMIT).await?;
         parse_json(&bytes).map(ApiJson)
     }
+}
+
+/// A JSON body that carries files in base64 (the onboarding uploads and wizard steps): at most
+/// `BODY_LIMIT_BYTES`, the limit of the whole API, which leaves room for `UPLOAD_MAX_BYTES` of
+/// file encoded. Otherwise as [`ApiJson`].
+pub struct UploadJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for UploadJson<T> {
+    type Rejection = AppError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !is_json(req.headers().get(header::CONTENT_TYPE)) {
+            return Err(not_json());
+        }
+        // Up to the API's body limit (`DefaultBodyLimit`, set from BODY_LIMIT_BYTES).
+        let bytes = Bytes::from_request(req, state).await.map_err(body_error)?;
+        parse_json(&bytes).map(UploadJson)
+    }
+}
+
+fn not_json() -> AppError {
+    AppError::UnsupportedMediaType(
+        "the body must be JSON, sent with Content-Type: application/json".into(),
+    )
+}
+
+/// The bytes of a JSON body of at most `limit` bytes: a declared `Content-Length` over it is
+/// refused before anything is read, a body that grows past it as soon as it does.
+async fn json_body(req: Request, limit: usize) -> Result<Bytes, AppError> {
+    if !is_json(req.headers().get(header::CONTENT_TYPE)) {
+        return Err(not_json());
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(AppError::PayloadTooLarge(Some(limit)));
+    }
+    axum::body::to_bytes(req.into_body(), limit)
+        .await
+        .map_err(|e| {
+            if is_length_limit(&e) {
+                AppError::PayloadTooLarge(Some(limit))
+            } else {
+                AppError::BadRequest {
+                    code: "BAD_REQUEST",
+                    message: format!("the body could not be read: {e}"),
+                }
+            }
+        })
+}
+
+/// Whether reading a body failed because it passed a length limit (ours or the API's).
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if err.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 /// Parses a JSON object into `T`, naming the offending field on a type error. Every body of the
@@ -130,7 +197,7 @@ fn is_json(ct: Option<&header::HeaderValue>) -> bool {
 
 fn body_error(e: BytesRejection) -> AppError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        AppError::PayloadTooLarge
+        AppError::PayloadTooLarge(None)
     } else {
         AppError::BadRequest {
             code: "BAD_REQUEST",
@@ -242,7 +309,7 @@ impl<S: Send + Sync> FromRequest<S> for ApiMultipart {
 /// A failure while reading a multipart body: too large (413) or malformed (400).
 pub fn multipart_error(e: axum::extract::multipart::MultipartError) -> AppError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        AppError::PayloadTooLarge
+        AppError::PayloadTooLarge(None)
     } else {
         AppError::BadRequest {
             code: "MALFORMED_MULTIPART",

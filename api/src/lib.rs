@@ -65,6 +65,11 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(
             ServiceBuilder::new()
+                // Outermost: whatever is left unread of a request body is read (or the
+                // connection closed, saying so) before the answer goes out.
+                .layer(middleware::from_fn(
+                    http::unread_body::keep_connection_usable,
+                ))
                 // Request id (the client's if fit, else a UUID), request log and HTTP metrics.
                 .layer(middleware::from_fn(http::log_requests))
                 .layer(middleware::from_fn(http::preflight_no_content))

@@ -177,14 +177,20 @@ fn status_description(status: &str) -> &'static str {
         "202" => "Accepted: the work goes on in a job",
         "204" => "No content",
         "304" => "Not modified: the version named by `If-None-Match` is current",
-        "400" => "Invalid input: every bad parameter or field is listed",
+        // domain::error::MAX_LISTED_PROBLEMS
+        "400" => {
+            "Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were)"
+        }
         "401" => "No valid bearer token",
         "403" => "The token is valid but its roles do not allow this",
         "404" => "No such record",
         "409" => "Conflicts with the current state of the record",
         "410" => "Gone: the record existed and was removed for good",
         "412" => "`If-Match` names an older version of the record",
-        "413" => "The body is larger than allowed",
+        // extract::JSON_BODY_LIMIT, and the API's BODY_LIMIT_BYTES.
+        "413" => {
+            "The body is larger than allowed: 1 MiB (1,048,576 bytes) for a JSON body; BODY_LIMIT_BYTES for a body that carries files (multipart, or base64 in the onboarding uploads and wizard steps)"
+        }
         "415" => "The body is not of a content type this route reads",
         "429" => "Too many requests: retry later",
         "500" => "An unexpected failure, logged with the request id (`X-Request-ID`)",
@@ -395,5 +401,25 @@ mod tests {
         let mut found = Vec::new();
         walk(&document(), "#", &mut found);
         assert!(found.is_empty(), "required but not declared: {found:#?}");
+    }
+
+    /// The shared descriptions state the limits the code enforces.
+    #[test]
+    fn limits_in_the_descriptions_are_the_enforced_ones() {
+        let limit = crate::extract::JSON_BODY_LIMIT;
+        let grouped = limit
+            .to_string()
+            .as_bytes()
+            .rchunks(3)
+            .rev()
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(
+            super::status_description("413").contains(&grouped),
+            "{grouped}"
+        );
+        let listed = format!("the first {}", domain::error::MAX_LISTED_PROBLEMS);
+        assert!(super::status_description("400").contains(&listed));
     }
 }

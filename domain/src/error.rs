@@ -199,9 +199,23 @@ fn refused_field(db: &dyn sqlx::error::DatabaseError) -> Option<String> {
     Some(camel)
 }
 
-/// Collects every invalid field of a request, so that one answer lists all of them.
+/// The most problems one answer lists. A request can be wrong in far more places than anyone
+/// reads (an array of 500,000 bad members): past this many, problems are only counted, and the
+/// answer ends with one [`MORE_PROBLEMS`] item saying how many more there were, so that neither
+/// the answer nor the memory that builds it grows with the input.
+pub const MAX_LISTED_PROBLEMS: usize = 20;
+
+/// The code of the last item of a validation error that lists only the first
+/// [`MAX_LISTED_PROBLEMS`]: its message says how many more there were.
+pub const MORE_PROBLEMS: &str = "more_problems";
+
+/// Collects every invalid field of a request, so that one answer lists all of them (the first
+/// [`MAX_LISTED_PROBLEMS`], and how many more).
 #[derive(Debug, Default)]
-pub struct Problems(Vec<FieldError>);
+pub struct Problems {
+    listed: Vec<FieldError>,
+    unlisted: usize,
+}
 
 impl Problems {
     pub fn new() -> Self {
@@ -226,7 +240,21 @@ impl Problems {
         code: &'static str,
         message: impl Into<String>,
     ) {
-        self.0.push(FieldError::new(field, code, message));
+        if self.listed.len() < MAX_LISTED_PROBLEMS {
+            self.listed.push(FieldError::new(field, code, message));
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    fn push_error(&mut self, error: FieldError) {
+        if error.code == MORE_PROBLEMS {
+            self.unlisted += more_problems_count(&error);
+        } else if self.listed.len() < MAX_LISTED_PROBLEMS {
+            self.listed.push(error);
+        } else {
+            self.unlisted += 1;
+        }
     }
 
     /// Keeps the value of a successful parse; records the fields of a failed one.
@@ -234,27 +262,25 @@ impl Problems {
         match parsed {
             Ok(v) => Some(v),
             Err(Error::Validation(fields)) => {
-                self.0.extend(fields);
+                for field in fields {
+                    self.push_error(field);
+                }
                 None
             }
             Err(other) => {
-                self.0.push(FieldError::new(
-                    "request",
-                    "invalid_value",
-                    other.to_string(),
-                ));
+                self.push("request", "invalid_value", other.to_string());
                 None
             }
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.listed.is_empty() && self.unlisted == 0
     }
 
     /// How many problems were recorded so far (to tell whether a part of the request added any).
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.listed.len() + self.unlisted
     }
 
     /// The parsed request when nothing was recorded, else a validation error listing every
@@ -269,14 +295,52 @@ impl Problems {
         })
     }
 
-    /// `Ok` when nothing was recorded, else a validation error listing every field.
+    /// `Ok` when nothing was recorded, else a validation error listing every field (the first
+    /// [`MAX_LISTED_PROBLEMS`], then one [`MORE_PROBLEMS`] item counting the rest).
     pub fn finish(self) -> Result<()> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Validation(self.0))
+        if self.is_empty() {
+            return Ok(());
         }
+        let mut fields = self.listed;
+        if self.unlisted > 0 {
+            fields.push(more_problems(self.unlisted));
+        }
+        Err(Error::Validation(fields))
     }
+}
+
+/// The item that ends a list of problems cut at [`MAX_LISTED_PROBLEMS`].
+fn more_problems(count: usize) -> FieldError {
+    FieldError::new(
+        "request",
+        MORE_PROBLEMS,
+        format!("{count} more problems are not listed (only the first {MAX_LISTED_PROBLEMS} are)"),
+    )
+}
+
+/// How many problems a [`MORE_PROBLEMS`] item stands for (its message starts with the count).
+pub fn more_problems_count(item: &FieldError) -> usize {
+    item.message
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `fields` as one answer lists them: at most [`MAX_LISTED_PROBLEMS`] problems, then (when
+/// there were more) one [`MORE_PROBLEMS`] item counting the rest; and how many there were in
+/// all. A list that did not come through [`Problems`] is cut the same way.
+pub fn listed_problems(fields: &[FieldError]) -> (Vec<FieldError>, usize) {
+    let mut problems = Problems::new();
+    for field in fields {
+        problems.push_error(field.clone());
+    }
+    let total = problems.len();
+    let mut listed = problems.listed;
+    if problems.unlisted > 0 {
+        listed.push(more_problems(problems.unlisted));
+    }
+    (listed, total)
 }
 
 /// Parses a value of a closed set: `raw` must be the `name` of one of `all`, or the field gets

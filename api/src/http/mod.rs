@@ -1,6 +1,7 @@
 //! Cross-cutting HTTP: request ids, request logs, CORS, preflight status, limits and timeouts.
 
 pub mod metrics;
+pub mod unread_body;
 
 use std::time::Instant;
 

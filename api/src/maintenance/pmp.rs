@@ -91,13 +91,10 @@ fn checklist(raw: Option<&Value>, problems: &mut Problems) -> Vec<String> {
             return Vec::new();
         }
     };
-    if items.len() > MAX_CHECKLIST {
-        problems.push(
-            "checklist",
-            "too_long",
-            format!("at most {MAX_CHECKLIST} items"),
-        );
-    }
+    let Some(items) = domain::record::members::at_most(items, "checklist", MAX_CHECKLIST, problems)
+    else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         match item.as_str().map(str::trim) {

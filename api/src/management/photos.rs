@@ -48,7 +48,7 @@ pub async fn list(
 pub struct PhotoForm {
     /// One or more images (JPEG, PNG, WebP or GIF; repeat the field, at most 20); `file` is
     /// accepted too. Type and size are read from the image itself.
-    #[schema(value_type = Vec<String>, format = Binary)]
+    #[schema(value_type = Vec<String>, format = Binary, max_items = 20)]
     photos: Vec<Vec<u8>>,
     /// The photos' category, as in the onboarding API (`bedrooms`, `pool_outdoor_areas`, ...);
     /// `exterior_views` when not given.

@@ -21,7 +21,7 @@ use crate::files::not_modified;
 use crate::files::read_content;
 use crate::{
     error::AppError,
-    extract::{ApiJson, ApiPath},
+    extract::{ApiPath, UploadJson},
     state::AppState,
 };
 
@@ -156,7 +156,7 @@ pub fn file_name(body: &Object, problems: &mut Problems) -> Option<SafeName> {
         (status = 400, description = "One `data.errors` item per bad field"), (status = 404, description = "No such villa")))]
 pub async fn upload(
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<Object>,
+    UploadJson(body): UploadJson<Object>,
 ) -> Result<Reply, AppError> {
     upload_document(&state, body).await
 }

@@ -15,7 +15,7 @@ use crate::{
     auth::CurrentUser,
     computed_schema,
     error::AppError,
-    extract::{ApiJson, ApiPath},
+    extract::{ApiJson, ApiPath, UploadJson},
     state::AppState,
 };
 
@@ -72,7 +72,7 @@ macro_rules! segment_route {
             State(state): State<AppState>,
             user: CurrentUser,
             headers: HeaderMap,
-            ApiJson(body): ApiJson<Object>,
+            UploadJson(body): UploadJson<Object>,
         ) -> Result<Reply, AppError> {
             segment(&state, &user, &headers, &body, $step, $complete).await
         }
@@ -159,7 +159,7 @@ pub async fn basic_info_start(
     responses((status = 201, body = Answer<DataMessage<domain::documents::DocumentView>>), (status = 404, description = "No such villa")))]
 pub async fn documents_upload(
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<Object>,
+    UploadJson(body): UploadJson<Object>,
 ) -> Result<Reply, AppError> {
     documents::upload_document(&state, body).await
 }
@@ -169,7 +169,7 @@ pub async fn documents_upload(
     responses((status = 201, body = Answer<DataMessage<domain::photos::PhotoView>>), (status = 404, description = "No such villa")))]
 pub async fn photos_upload(
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<Object>,
+    UploadJson(body): UploadJson<Object>,
 ) -> Result<Reply, AppError> {
     photos::upload_photo(&state, body).await
 }

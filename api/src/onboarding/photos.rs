@@ -24,7 +24,7 @@ use crate::extract::Object;
 use crate::files::{bytes_response, not_modified, read_content};
 use crate::{
     error::AppError,
-    extract::{ApiJson, ApiPath},
+    extract::{ApiPath, UploadJson},
     state::AppState,
 };
 
@@ -44,7 +44,7 @@ const IMMUTABLE: &str = "public, max-age=31536000, immutable";
         (status = 400, description = "One `data.errors` item per bad field"), (status = 404, description = "No such villa")))]
 pub async fn upload(
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<Object>,
+    UploadJson(body): UploadJson<Object>,
 ) -> Result<Reply, AppError> {
     upload_photo(&state, body).await
 }
@@ -55,7 +55,7 @@ pub async fn upload(
     responses((status = 201, body = Answer<DataMessage<PhotoView>>), (status = 404, description = "No such villa")))]
 pub async fn upload_enhanced(
     State(state): State<AppState>,
-    ApiJson(body): ApiJson<Object>,
+    UploadJson(body): UploadJson<Object>,
 ) -> Result<Reply, AppError> {
     upload_photo(&state, body).await
 }

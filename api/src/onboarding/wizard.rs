@@ -25,7 +25,7 @@ use crate::extract::Object;
 use crate::{
     auth::CurrentUser,
     error::{AppError, auto_save_failure},
-    extract::{ApiJson, ApiPath, parse_json},
+    extract::{ApiJson, ApiPath, UploadJson, parse_json},
     state::AppState,
 };
 
@@ -131,7 +131,7 @@ macro_rules! save_step_route {
             user: CurrentUser,
             headers: HeaderMap,
             ApiPath(villa_id): ApiPath<Uuid>,
-            ApiJson(body): ApiJson<Object>,
+            UploadJson(body): UploadJson<Object>,
         ) -> Result<Reply, AppError> {
             save_step(&state, &user, &headers, villa_id, $step, &body).await
         }
@@ -222,7 +222,7 @@ pub async fn save_steps_1_to_5(
     user: CurrentUser,
     headers: HeaderMap,
     ApiPath(villa_id): ApiPath<Uuid>,
-    ApiJson(body): ApiJson<Object>,
+    UploadJson(body): UploadJson<Object>,
 ) -> Result<Reply, AppError> {
     let expected = if_match(&headers, "progress", villa_id)?;
     let mut problems = Problems::new();
@@ -287,7 +287,7 @@ pub async fn save_generic_step(
     user: CurrentUser,
     headers: HeaderMap,
     ApiPath((villa_id, step_number)): ApiPath<(Uuid, String)>,
-    ApiJson(body): ApiJson<Object>,
+    UploadJson(body): UploadJson<Object>,
 ) -> Result<Reply, AppError> {
     let expected = if_match(&headers, "progress", villa_id)?;
     let mut problems = Problems::new();

@@ -144,6 +144,11 @@ fn body_listing_ids(body: &Object, problems: &mut Problems) -> Vec<Uuid> {
             return Vec::new();
         }
     };
+    let Some(items) =
+        domain::record::members::at_most(items, "listingIds", MAX_LISTING_IDS, problems)
+    else {
+        return Vec::new();
+    };
     let mut members = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         match item {

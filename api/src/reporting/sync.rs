@@ -40,7 +40,7 @@ crate::computed_schema!(
         "properties": {
             "type": {"type": "string", "enum": SYNC_TYPES,
                 "description": "`full`: every listing and reservation. `incremental`: the listings, and the reservations with activity since the last completed sync that included reservations (less PMS_SYNC_MARGIN_SECS); a full sync when there is none."},
-            "entities": {"type": "array", "minItems": 1, "uniqueItems": true,
+            "entities": {"type": "array", "minItems": 1, "maxItems": SYNC_ENTITIES.len(), "uniqueItems": true,
                 "items": {"type": "string", "enum": SYNC_ENTITIES},
                 "description": "Listings are synchronised before reservations."}
         }
@@ -153,6 +153,9 @@ fn parse_trigger(body: &Object, problems: &mut Problems) -> Option<(SyncKind, Ve
             None
         }
         Some(Value::Array(items)) => {
+            // Each entity at most once: a longer array is refused before its members are read.
+            let items =
+                domain::record::members::at_most(items, "entities", SYNC_ENTITIES.len(), problems)?;
             let before = problems.len();
             let mut entities: Vec<Entity> = Vec::new();
             for (i, item) in items.iter().enumerate() {

@@ -7,8 +7,8 @@ use uuid::Uuid;
 
 use crate::Problems;
 
-/// The items of the list member `name` (already prefixed), at most `max`; a missing or
-/// non-array member is recorded as a problem.
+/// The items of the list member `name` (already prefixed), at most `max` ([`at_most`]); a
+/// missing or non-array member is recorded as a problem.
 pub fn items<'a>(
     raw: Option<&'a Value>,
     name: &str,
@@ -24,17 +24,35 @@ pub fn items<'a>(
             );
             None
         }
-        Some(Value::Array(items)) => {
-            if items.len() > max {
-                problems.push(name, "too_long", format!("at most {max} items"));
-            }
-            Some(items)
-        }
+        Some(Value::Array(items)) => at_most(items, name, max, problems),
         Some(_) => {
             problems.push(name, "invalid_type", format!("{name} must be an array"));
             None
         }
     }
+}
+
+/// The members of an array that may hold at most `max`; a longer one is refused whole, before
+/// any member is read (reading and checking 500,000 members one by one is the work the bound is
+/// there to avoid), with one problem on `name`.
+pub fn at_most<'a>(
+    items: &'a [Value],
+    name: &str,
+    max: usize,
+    problems: &mut Problems,
+) -> Option<&'a [Value]> {
+    if items.len() > max {
+        problems.push(
+            name,
+            "too_long",
+            format!(
+                "{name} holds {} items; at most {max} are allowed",
+                items.len()
+            ),
+        );
+        return None;
+    }
+    Some(items)
 }
 
 /// Item `i` as an object, or a problem on `name[i]`.

@@ -111,8 +111,10 @@ fn input_schema(kind: Kind) -> Value {
         Kind::Timestamp => {
             json!({"type": "string", "format": "date-time", "description": "RFC 3339"})
         }
-        Kind::Tags(values) => json!({"type": "array", "minItems": 1, "uniqueItems": true,
-            "items": {"type": "string", "enum": values}, "description": "Accepted in any letter case."}),
+        Kind::Tags(values) => {
+            json!({"type": "array", "minItems": 1, "maxItems": values.len(), "uniqueItems": true,
+            "items": {"type": "string", "enum": values}, "description": "Accepted in any letter case."})
+        }
         Kind::Iban => {
             json!({"type": "string", "writeOnly": true, "pattern": "^[A-Za-z]{2}[0-9]{2}[A-Za-z0-9 ]{11,40}$", "description": "An IBAN with a valid checksum; encrypted at rest, answered masked."})
         }

@@ -184,6 +184,17 @@ pub(super) fn check(spec: &FieldSpec, raw: &Value) -> Result<Checked, (&'static 
             let Value::Array(items) = raw else {
                 return Err(("invalid_type", "must be an array of strings".to_owned()));
             };
+            // Each value at most once: a longer array is refused before its members are read.
+            if items.len() > values.len() {
+                return Err((
+                    "too_long",
+                    format!(
+                        "at most {} items, each of {} once",
+                        values.len(),
+                        values.join(", ")
+                    ),
+                ));
+            }
             let mut out: Vec<String> = Vec::new();
             for item in items {
                 let tag = item

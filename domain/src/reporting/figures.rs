@@ -26,6 +26,8 @@
 //! per stay and bucket touched, never stays × buckets; the stays are read by the partial index
 //! `pms_reservations_stays` (check_out, check_in, INCLUDE the columns read): an index-only scan.
 
+use std::collections::HashSet;
+
 use chrono::{Datelike as _, Days, Months, NaiveDate, TimeDelta};
 use futures::{StreamExt as _, stream::BoxStream};
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -296,6 +298,8 @@ pub fn listing_ids_of<'a>(
     members: impl IntoIterator<Item = &'a str>,
 ) -> Vec<Uuid> {
     let mut ids: Vec<Uuid> = Vec::new();
+    // Duplicates found by hashing: scanning `ids` for each member is quadratic in the input.
+    let mut seen: HashSet<Uuid> = HashSet::new();
     let mut malformed: Vec<String> = Vec::new();
     let mut empty = false;
     for member in members {
@@ -305,10 +309,13 @@ pub fn listing_ids_of<'a>(
             continue;
         }
         match member.parse::<Uuid>() {
-            Ok(id) if !ids.contains(&id) => ids.push(id),
+            Ok(id) if seen.insert(id) => ids.push(id),
             Ok(_) => {}
-            // Quoted and cut short: the message names the member without echoing a long input.
-            Err(_) => malformed.push(format!("{:?}", member.chars().take(40).collect::<String>())),
+            // Quoted and cut short: the message names the first few without echoing the input.
+            Err(_) if malformed.len() < 5 => {
+                malformed.push(format!("{:?}", member.chars().take(40).collect::<String>()))
+            }
+            Err(_) => {}
         }
     }
     if empty {
@@ -321,7 +328,7 @@ pub fn listing_ids_of<'a>(
         );
     }
     if !malformed.is_empty() {
-        let shown: Vec<&str> = malformed.iter().take(5).map(String::as_str).collect();
+        let shown: Vec<&str> = malformed.iter().map(String::as_str).collect();
         problems.push(
             field,
             "invalid_format",
@@ -441,12 +448,9 @@ impl Scope {
     /// The scope of `listing_ids` (duplicates dropped), once each is known to be a listing: an
     /// unknown one is a validation error on `listingIds` naming it.
     pub async fn resolve(conn: &mut PgConnection, listing_ids: Vec<Uuid>) -> Result<Scope> {
-        let mut ids: Vec<Uuid> = Vec::with_capacity(listing_ids.len());
-        for id in listing_ids {
-            if !ids.contains(&id) {
-                ids.push(id);
-            }
-        }
+        let mut ids = listing_ids;
+        let mut seen: HashSet<Uuid> = HashSet::with_capacity(ids.len());
+        ids.retain(|id| seen.insert(*id));
         if ids.is_empty() {
             return Ok(Scope::default());
         }

@@ -3,6 +3,7 @@
 
 mod admin_jobs;
 mod auth;
+mod bounded_input;
 mod document_jobs;
 mod health;
 mod http_errors;
