@@ -466,7 +466,7 @@ fn millis(d: Duration) -> i64 {
 
 /// Operators' retry of a FAILED job: queued again with a fresh set of attempts. Returns false
 /// when the job is not FAILED (nothing to retry).
-pub async fn retry_failed(pool: &PgPool, id: Uuid) -> Result<bool, sqlx::Error> {
+pub async fn requeue_failed(conn: &mut PgConnection, id: Uuid) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "UPDATE jobs
          SET status = 'QUEUED', attempts = 0, error = NULL, result = NULL, progress = 0,
@@ -474,7 +474,19 @@ pub async fn retry_failed(pool: &PgPool, id: Uuid) -> Result<bool, sqlx::Error> 
          WHERE id = $1 AND status = 'FAILED'",
     )
     .bind(id)
-    .execute(pool)
+    .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// The kind and payload of the FAILED job `id`, its row locked until the transaction ends (so
+/// that two retries of one job do not both reopen its record); `None` when it is not FAILED.
+pub async fn lock_failed(
+    conn: &mut PgConnection,
+    id: Uuid,
+) -> Result<Option<(String, serde_json::Value)>, sqlx::Error> {
+    sqlx::query_as("SELECT kind, payload FROM jobs WHERE id = $1 AND status = 'FAILED' FOR UPDATE")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await
 }

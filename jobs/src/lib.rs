@@ -16,6 +16,7 @@ pub mod pms;
 pub mod queue;
 pub mod registry;
 pub mod reporting_cache;
+pub mod retry;
 pub mod system;
 pub mod transport;
 
@@ -47,6 +48,18 @@ pub trait Job: Serialize + DeserializeOwned + Send + Sync + 'static {
     }
 
     fn run(self, ctx: JobContext) -> impl Future<Output = Result<Value, JobError>> + Send;
+
+    /// An operator's retry of this job once FAILED (`POST /admin/jobs/{id}/retry`, [`retry`]),
+    /// in the transaction that queues it again. A job that works on a record of its own which
+    /// its failure closed (an export, a sync run: FAILED, which a rerun would skip) reopens it
+    /// here, or refuses the retry with a conflict saying what to do instead. Most jobs have no
+    /// such record.
+    fn reopen(
+        &self,
+        _conn: &mut PgConnection,
+    ) -> impl Future<Output = Result<(), domain::Error>> + Send {
+        async { Ok(()) }
+    }
 
     /// Writes the job row on `conn`, which should be the transaction of the change that needs
     /// the work. Push the returned handle with [`JobQueues::push`] once that transaction has

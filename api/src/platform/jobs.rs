@@ -144,9 +144,14 @@ pub async fn get(
         .ok_or(AppError::NotFound("job"))
 }
 
-/// Queues a FAILED job again with fresh attempts. 409 when the job is not FAILED.
+/// Queues a FAILED job again with fresh attempts. A job that works on a record its failure
+/// closed reopens it in the same transaction: a failed export is made again from the start
+/// (`PROCESSING`, its error cleared), a failed sync run is run again (`RUNNING`). 409 when the
+/// job is not FAILED, when its export is no longer FAILED (`NOTHING_TO_RETRY`: request a new
+/// export) or when another sync run is going (`SYNC_IN_PROGRESS`).
 #[utoipa::path(post, path = "/admin/jobs/{id}/retry", tag = "admin", params(("id" = Uuid, Path)),
-    responses((status = 202, body = JobRecord), (status = 404), (status = 409)))]
+    responses((status = 202, body = JobRecord), (status = 404),
+        (status = 409, description = "Not FAILED (`CONFLICT`); its export is COMPLETED or EXPIRED (`NOTHING_TO_RETRY`: request a new export); another sync run is going (`SYNC_IN_PROGRESS`: retry once it has finished, or trigger a new sync)")))]
 pub async fn retry(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -154,7 +159,7 @@ pub async fn retry(
     let job = job_store::get(&state.pool, id)
         .await?
         .ok_or(AppError::NotFound("job"))?;
-    if !job_store::retry_failed(&state.pool, id).await? {
+    if !jobs::retry::retry_failed(&state.pool, id).await? {
         return Err(AppError::Conflict {
             code: "CONFLICT",
             message: format!(

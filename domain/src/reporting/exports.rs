@@ -1172,6 +1172,44 @@ pub async fn fail(conn: &mut PgConnection, id: Uuid, error: &str) -> Result<()> 
     Ok(())
 }
 
+/// An operator's retry of the export's failed job (`POST /admin/jobs/{id}/retry`), in the
+/// transaction that queues the job again: a FAILED export is made again from the start
+/// (PROCESSING, its error and progress cleared); one still PROCESSING (its job failed before it
+/// could say so) is left to the job. A COMPLETED or EXPIRED export has nothing to make again: a
+/// conflict saying to request a new export.
+pub async fn reopen(conn: &mut PgConnection, id: Uuid) -> Result<()> {
+    let status: Option<String> = sqlx::query_scalar(
+        "UPDATE reporting_exports e
+         SET status = 'PROCESSING', error = NULL, progress = 0
+         FROM (SELECT id, status AS before FROM reporting_exports WHERE id = $1 FOR UPDATE) b
+         WHERE e.id = b.id AND b.before IN ('FAILED', 'PROCESSING')
+         RETURNING b.before",
+    )
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if status.is_some() {
+        return Ok(());
+    }
+    let now: Option<String> =
+        sqlx::query_scalar("SELECT status FROM reporting_exports WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+    Err(match now {
+        None => Error::conflict(
+            "NOTHING_TO_RETRY",
+            format!("export {id} no longer exists: request a new export (POST /reporting/export)"),
+        ),
+        Some(status) => Error::conflict(
+            "NOTHING_TO_RETRY",
+            format!(
+                "export {id} is {status}, not FAILED: there is nothing to make again; request a new export (POST /reporting/export)"
+            ),
+        ),
+    })
+}
+
 /// Up to `limit` COMPLETED exports whose time is up, the longest expired first: their ids and
 /// where their files are.
 pub async fn expired(conn: &mut PgConnection, limit: i64) -> Result<Vec<(Uuid, Option<String>)>> {

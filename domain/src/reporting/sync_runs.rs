@@ -527,3 +527,55 @@ pub async fn incremental_since(conn: &mut PgConnection) -> Result<Option<DateTim
     .fetch_one(&mut *conn)
     .await?)
 }
+
+/// An operator's retry of the run's failed job (`POST /admin/jobs/{id}/retry`), in the
+/// transaction that queues the job again: the FAILED run is RUNNING again, its error and end
+/// cleared, and the job runs it again from the start (progress and resume point cleared: the
+/// records a run met were forgotten when it failed, and a run counts, and a full one retires,
+/// by what it met; unchanged records cost no write). One sync at a time: while another run is
+/// active the retry is a conflict saying to wait for it or trigger a new sync.
+pub async fn reopen(conn: &mut PgConnection, id: Uuid) -> Result<()> {
+    // A run whose job is over without it reads FAILED but may still say RUNNING: settled first.
+    reconcile(conn).await?;
+    let active: Option<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM pms_sync_runs WHERE status IN ('STARTED', 'RUNNING') AND id <> $1",
+    )
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(other) = active {
+        return Err(Error::conflict(
+            "SYNC_IN_PROGRESS",
+            format!(
+                "sync run {other} is going; retry this one once it has finished, or trigger a new sync (POST /reporting/sync/trigger)"
+            ),
+        ));
+    }
+    let reopened = sqlx::query(
+        "UPDATE pms_sync_runs
+         SET status = 'RUNNING', error = NULL, finished_at = NULL, owner = NULL,
+             progress = '{}', cursor = '{}'
+         WHERE id = $1 AND status = 'FAILED'",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| {
+        // Another run began between the check and the update (the one-active index).
+        crate::on_refusal(e, crate::Refusal::Unique, || {
+            Error::conflict(
+                "SYNC_IN_PROGRESS",
+                "another sync run is going; retry this one once it has finished, or trigger a new sync (POST /reporting/sync/trigger)",
+            )
+        })
+    })?;
+    if reopened.rows_affected() == 0 {
+        return Err(Error::conflict(
+            "NOTHING_TO_RETRY",
+            format!(
+                "sync run {id} is COMPLETED or gone: trigger a new sync (POST /reporting/sync/trigger)"
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -83,6 +83,11 @@ impl Job for ExportJob {
         Some(format!("export:{}", self.export_id))
     }
 
+    /// The failed export is made again from the start (`exports::reopen`).
+    async fn reopen(&self, conn: &mut PgConnection) -> Result<(), domain::Error> {
+        exports::reopen(conn, self.export_id).await
+    }
+
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
         let outcome = build(self.export_id, &ctx).await;
         if let Err(error) = &outcome

@@ -45,6 +45,11 @@ impl Job for SyncPms {
         Some(format!("{}:{}", Self::KIND, self.sync_id))
     }
 
+    /// The failed run is run again (`sync_runs::reopen`), unless another is going.
+    async fn reopen(&self, conn: &mut sqlx::PgConnection) -> Result<(), domain::Error> {
+        domain::reporting::sync_runs::reopen(conn, self.sync_id).await
+    }
+
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
         sync::run(self.sync_id, &ctx).await
     }

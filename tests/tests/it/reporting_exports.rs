@@ -1231,6 +1231,100 @@ async fn an_export_whose_listing_is_gone_fails_and_says_why(pool: PgPool) {
     worker.shutdown().await;
 }
 
+/// An operator's retry of a failed export's job makes the export again: it reads PROCESSING,
+/// its error cleared, then COMPLETED with its file (it used to stay FAILED while the retry
+/// reported success). A retry of it once COMPLETED is refused, saying to request a new export.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn an_operators_retry_of_a_failed_export_makes_it_again(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let f = load_fixture(&pool).await;
+    let id = start(
+        &app,
+        &json!({"type": "listings", "listingIds": [f.d], "startDate": "2026-03-01",
+                "endDate": "2026-03-31"}),
+    )
+    .await;
+    // D leaves the database before a worker takes the export, and comes back after it failed.
+    let kept: Value = sqlx::query_scalar("SELECT to_jsonb(l) FROM pms_listings l WHERE id = $1")
+        .bind(f.d)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM pms_listings WHERE id = $1")
+        .bind(f.d)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let worker = app.worker(exports_registry());
+    assert_eq!(wait_done(&app, id).await["status"], "FAILED");
+    worker.shutdown().await;
+    sqlx::query(
+        "INSERT INTO pms_listings SELECT * FROM jsonb_populate_record(NULL::pms_listings, $1)",
+    )
+    .bind(&kept)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let job: Uuid = sqlx::query_scalar("SELECT job_id FROM reporting_exports WHERE id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+
+    let retry = format!("/admin/jobs/{job}/retry");
+    let (status, job_answer) = read_json(
+        app.request(Method::POST, &retry, Some("admin"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 202, "{job_answer}");
+    let (_, _, export) = status_of(&app, id).await;
+    assert_eq!(export["status"], "PROCESSING", "{export}");
+    assert!(export["error"].is_null(), "{export}");
+
+    let worker = app.worker(exports_registry());
+    let export = wait_done(&app, id).await;
+    assert_eq!(export["status"], "COMPLETED", "{export}");
+    assert_eq!(export["rowCount"], 1, "{export}");
+    let download = request(&app, Method::GET, &format!("{EXPORT}/{id}/download"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(download.status(), 200);
+    assert!(!download.bytes().await.unwrap().is_empty());
+    worker.shutdown().await;
+
+    // Its job SUCCEEDED now: nothing to retry. And a FAILED job whose export has COMPLETED
+    // meanwhile: the retry is refused, saying what to do instead, and changes nothing.
+    sqlx::query("UPDATE jobs SET status = 'FAILED' WHERE id = $1")
+        .bind(job)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (status, refused) = read_json(
+        app.request(Method::POST, &retry, Some("admin"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "NOTHING_TO_RETRY", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("POST /reporting/export")
+    );
+    assert_eq!(
+        tests::job_status(&pool, job).await.as_deref(),
+        Some("FAILED"),
+        "a refused retry changes nothing"
+    );
+}
+
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn bad_export_requests_are_400_naming_the_member_and_start_nothing(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;

@@ -743,6 +743,85 @@ async fn a_pms_failing_for_good_fails_the_run_and_a_later_sync_completes(pool: P
     worker.shutdown().await;
 }
 
+/// An operator's retry of a failed sync's job runs the sync again to COMPLETED (it used to
+/// stay FAILED while the retry reported success); while another run is going, the retry is
+/// refused with 409 SYNC_IN_PROGRESS and changes nothing.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn an_operators_retry_of_a_failed_sync_runs_it_again(pool: PgPool) {
+    let fake = seeded_fake().await;
+    let app = app_with(
+        pool.clone(),
+        PmsSettings {
+            max_retries: 1,
+            ..settings_for(&fake)
+        },
+    )
+    .await;
+    fake.control.set_failing(Some(500));
+    let (status, started, _) = trigger(&app, &full()).await;
+    assert_eq!(status, 202, "{started}");
+    let id = sync_id(&started);
+    let job: Uuid = sqlx::query_scalar("SELECT job_id FROM pms_sync_runs WHERE id = $1::uuid")
+        .bind(id.as_str())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE jobs SET max_attempts = 1 WHERE id = $1")
+        .bind(job)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let worker = app.worker(pms_registry());
+    assert_eq!(wait_finished(&app, &id).await["status"], "FAILED");
+    worker.shutdown().await;
+
+    // Another run going: refused, nothing changes.
+    let other = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO pms_sync_runs (id, kind, entities, status) VALUES ($1, 'full', '{listings}', 'STARTED')",
+    )
+    .bind(other)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let retry = format!("/admin/jobs/{job}/retry");
+    let (status, refused) = json(
+        app.request(Method::POST, &retry, Some("admin"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "SYNC_IN_PROGRESS", "{refused}");
+    assert_eq!(job_status(&pool, job).await.as_deref(), Some("FAILED"));
+    sqlx::query("DELETE FROM pms_sync_runs WHERE id = $1")
+        .bind(other)
+        .execute(&pool)
+        .await
+        .unwrap();
+
+    fake.control.set_failing(None);
+    let (status, answer) = json(
+        app.request(Method::POST, &retry, Some("admin"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 202, "{answer}");
+    let (_, run) = get(&app, &format!("/reporting/sync/status/{id}"), "admin").await;
+    assert!(
+        run["status"] == "RUNNING" || run["status"] == "STARTED",
+        "the retried run is going again: {run}"
+    );
+    assert!(run["error"].is_null(), "{run}");
+    let worker = app.worker(pms_registry());
+    assert_completed(&wait_finished(&app, &id).await);
+    assert_stored_once(&pool, &fake).await;
+    worker.shutdown().await;
+}
+
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn a_worker_killed_mid_sync_leaves_a_run_another_completes_with_every_record_once(
     pool: PgPool,
