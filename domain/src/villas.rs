@@ -561,6 +561,10 @@ pub struct VillaHolds {
     pub planned_maintenance_schedules: i64,
     #[serde(skip_serializing_if = "is_zero")]
     pub field_notes: i64,
+    /// Listings of the PMS linked to the villa (by its code, or by hand): their reservations
+    /// are its revenue and occupancy.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pms_listings: i64,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -581,6 +585,7 @@ impl VillaHolds {
                 "planned-maintenance schedule",
             ),
             (self.field_notes, "field note"),
+            (self.pms_listings, "linked PMS listing"),
         ]
         .into_iter()
         .filter(|(n, _)| *n > 0)
@@ -598,11 +603,12 @@ impl VillaHolds {
 }
 
 /// Refuses with 409 `VILLA_IN_USE` when the villa has operational history (stock items, stock
-/// transfers, assets, work orders, emergencies, timesheets, planned-maintenance schedules, field notes), naming the
+/// transfers, assets, work orders, emergencies, timesheets, planned-maintenance schedules, field
+/// notes, linked PMS listings: deleting it would silently unlink them), naming the
 /// count of each kind in `details.inUse`; the message says to archive it instead. Every delete
 /// of a villa goes through here (the wizard's and management's).
 pub async fn refuse_if_in_use(conn: &mut PgConnection, id: Uuid) -> Result<()> {
-    let holds: (i64, i64, i64, i64, i64, i64, i64, i64) = sqlx::query_as(
+    let holds: (i64, i64, i64, i64, i64, i64, i64, i64, i64) = sqlx::query_as(
         "SELECT (SELECT count(*) FROM inventory_items WHERE property_id = $1),
                 (SELECT count(*) FROM inventory_transfers t WHERE EXISTS (SELECT 1 FROM inventory_locations l
                     WHERE l.property_id = $1 AND l.id IN (t.source_location_id, t.destination_location_id))),
@@ -611,7 +617,8 @@ pub async fn refuse_if_in_use(conn: &mut PgConnection, id: Uuid) -> Result<()> {
                 (SELECT count(*) FROM emergencies WHERE villa_id = $1),
                 (SELECT count(*) FROM timesheets WHERE villa_id = $1),
                 (SELECT count(*) FROM pm_schedules s JOIN assets a ON a.id = s.asset_id WHERE a.villa_id = $1),
-                (SELECT count(*) FROM field_notes WHERE villa_id = $1)",
+                (SELECT count(*) FROM field_notes WHERE villa_id = $1),
+                (SELECT count(*) FROM pms_listings WHERE villa_id = $1)",
     )
     .bind(id)
     .fetch_one(&mut *conn)
@@ -625,6 +632,7 @@ pub async fn refuse_if_in_use(conn: &mut PgConnection, id: Uuid) -> Result<()> {
         timesheets: holds.5,
         planned_maintenance_schedules: holds.6,
         field_notes: holds.7,
+        pms_listings: holds.8,
     };
     if holds == VillaHolds::default() {
         return Ok(());
@@ -632,8 +640,13 @@ pub async fn refuse_if_in_use(conn: &mut PgConnection, id: Uuid) -> Result<()> {
     Err(Error::ConflictWith {
         code: "VILLA_IN_USE",
         message: format!(
-            "the villa has operational history ({}), which the company keeps; archive it instead (status ARCHIVED or INACTIVE keeps everything)",
-            holds.described().join(", ")
+            "the villa has operational history ({}), which the company keeps; archive it instead (status ARCHIVED or INACTIVE keeps everything){}",
+            holds.described().join(", "),
+            if holds.pms_listings > 0 {
+                "; a linked listing is unlinked with PATCH /reporting/listings/{id} {\"villaId\": null}"
+            } else {
+                ""
+            }
         ),
         details: serde_json::json!({ "inUse": holds }),
     })

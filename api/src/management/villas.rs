@@ -131,7 +131,7 @@ pub async fn update(
 #[utoipa::path(delete, operation_id = "management_villas_delete", path = "/management/villas/{id}", tag = "management",
     params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted with everything that is its own"),
-        (status = 409, description = "`VILLA_IN_USE`: the villa has operational history; `error.inUse` counts it by kind. Archive it instead.")))]
+        (status = 409, description = "`VILLA_IN_USE`: the villa has operational history (stock items, stock transfers, assets, work orders, emergencies, timesheets, planned-maintenance schedules, field notes, linked PMS listings); `error.inUse` counts it by kind. Archive it instead.")))]
 pub async fn delete(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

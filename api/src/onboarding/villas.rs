@@ -76,7 +76,7 @@ pub async fn get(
 /// with operational history is kept: 409 `VILLA_IN_USE`, `data.inUse` counting it by kind.
 #[utoipa::path(delete, path = "/api/villas/{id}", tag = "onboarding", params(("id" = Uuid, Path)),
     responses((status = 200, body = Answer<DataMessage<bodies::VillaDeleted>>),
-        (status = 409, description = "`VILLA_IN_USE`: the villa has operational history (stock items, assets, work orders, emergencies, timesheets, planned-maintenance schedules, field notes); `data.inUse` counts it by kind. Archive it instead (status ARCHIVED or INACTIVE)."),
+        (status = 409, description = "`VILLA_IN_USE`: the villa has operational history (stock items, stock transfers, assets, work orders, emergencies, timesheets, planned-maintenance schedules, field notes, linked PMS listings); `data.inUse` counts it by kind. Archive it instead (status ARCHIVED or INACTIVE)."),
         (status = 412, description = "`If-Match` names an older version of the villa")))]
 pub async fn delete(
     State(state): State<AppState>,

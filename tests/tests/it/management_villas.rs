@@ -1150,3 +1150,68 @@ async fn a_delete_racing_a_new_work_order_keeps_both(pool: PgPool) {
         .unwrap();
     assert_eq!(left, 1);
 }
+
+/// A villa linked to a PMS listing is kept like one with history (it was deleted, 204, and the
+/// listing silently unlinked, keeping its "linked by hand" mark with no villa): 409
+/// VILLA_IN_USE counting the listings, on both surfaces; once the listing is unlinked, the
+/// delete goes through.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_villa_linked_to_a_pms_listing_is_refused_until_unlinked(pool: PgPool) {
+    use reqwest::Method;
+    use serde_json::json;
+    let app = TestApp::spawn(pool.clone()).await;
+    let id = create_villa(&app, "Linked").await;
+    let listing =
+        crate::reporting_dashboard::insert_listing(&pool, 9101, "Villa Linked", "ACTIVE", "THB")
+            .await;
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/reporting/listings/{listing}"),
+        "manager",
+        Some(json!({"villaId": id})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    for path in [
+        format!("/management/villas/{id}"),
+        format!("/api/villas/{id}"),
+    ] {
+        let (status, body) = send(&app, Method::DELETE, &path, "admin", None).await;
+        assert_eq!(status, 409, "{path}: {body}");
+        let error = if path.starts_with("/api") {
+            &body["data"]
+        } else {
+            &body["error"]
+        };
+        assert_eq!(error["code"], "VILLA_IN_USE", "{body}");
+        assert_eq!(error["inUse"], json!({"pmsListings": 1}), "{body}");
+    }
+    let linked: Option<Uuid> =
+        sqlx::query_scalar("SELECT villa_id FROM pms_listings WHERE id = $1")
+            .bind(listing)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(linked, Some(id), "the listing is still linked");
+
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/reporting/listings/{listing}"),
+        "manager",
+        Some(json!({"villaId": null})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = send(
+        &app,
+        Method::DELETE,
+        &format!("/management/villas/{id}"),
+        "admin",
+        None,
+    )
+    .await;
+    assert_eq!(status, 204, "{body}");
+}
