@@ -69,6 +69,13 @@ pub enum AppError {
     PayloadTooLarge(Option<usize>),
     #[error("too many requests")]
     RateLimited { retry_after_secs: u64 },
+    /// 429 for a quota of the caller's other than the request rate (`EXPORT_QUOTA_EXCEEDED`).
+    #[error("{message}")]
+    QuotaExceeded {
+        code: &'static str,
+        message: String,
+        retry_after_secs: u64,
+    },
     #[error("{0}")]
     Unavailable(String),
     /// 503 with a code the client can act on (`PMS_NOT_CONFIGURED`).
@@ -164,6 +171,15 @@ impl From<domain::Error> for AppError {
                 details,
             },
             domain::Error::PreconditionFailed => AppError::PreconditionFailed,
+            domain::Error::QuotaExceeded {
+                code,
+                message,
+                retry_after_secs,
+            } => AppError::QuotaExceeded {
+                code,
+                message,
+                retry_after_secs,
+            },
             domain::Error::Database(e) => AppError::Internal(e.into()),
             domain::Error::Internal(e) => AppError::Internal(e),
         }
@@ -320,6 +336,15 @@ impl AppError {
                     "RATE_LIMIT_EXCEEDED",
                     "too many requests",
                 );
+                i.retry_after_secs = Some(*retry_after_secs);
+                i
+            }
+            AppError::QuotaExceeded {
+                code,
+                message,
+                retry_after_secs,
+            } => {
+                let mut i = ErrorInfo::new(StatusCode::TOO_MANY_REQUESTS, code, message);
                 i.retry_after_secs = Some(*retry_after_secs);
                 i
             }

@@ -42,6 +42,14 @@ pub enum Error {
     },
     #[error("the record was changed by someone else")]
     PreconditionFailed,
+    /// The caller has used up a quota that frees with time (exports being made at once): a
+    /// code, why, and in how many seconds to ask again.
+    #[error("{message}")]
+    QuotaExceeded {
+        code: &'static str,
+        message: String,
+        retry_after_secs: u64,
+    },
     /// A database failure no client data explains (connection lost, a bug in a statement). What
     /// a client's data can cause is mapped to 4xx by `From<sqlx::Error>` ([`refused`]).
     #[error(transparent)]

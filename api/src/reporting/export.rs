@@ -28,6 +28,7 @@ use domain::{
     },
     storage::StoragePath,
 };
+use jobs::exports::Started;
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
@@ -74,13 +75,14 @@ crate::computed_schema!(
 );
 
 crate::computed_schema!(
-    /// The export a request started.
+    /// The export a request started, or an identical request's that serves it.
     ExportStarted => json!({
         "type": "object",
         "required": ["exportId", "status"],
         "properties": {
             "exportId": {"type": "string", "format": "uuid"},
-            "status": {"type": "string", "enum": ["PROCESSING"]}
+            "status": {"type": "string", "enum": ["PROCESSING", "COMPLETED"],
+                "description": "PROCESSING: being made (a new export, or an identical request's); COMPLETED: an identical request's export, made from the same data and not expired, ready to download."}
         }
     })
 );
@@ -282,13 +284,17 @@ fn parse_export(
 }
 
 /// Starts an export of the reporting data; the file is made by a job. Poll the status route
-/// that `Location` names (as `Retry-After` says) until it is COMPLETED, then download it.
+/// that `Location` names (as `Retry-After` says) until it is COMPLETED, then download it. An
+/// identical request (same type, format, period and filters, defaults applied) while such an
+/// export is PROCESSING, or COMPLETED, not expired and made after the last completed sync,
+/// answers that export (`status` says which) rather than making the file again. A caller may
+/// have 3 exports PROCESSING at once.
 #[utoipa::path(post, operation_id = "reporting_export_create", path = "/reporting/export", tag = "reporting",
     request_body = ExportRequest,
     responses(
         (status = 202, description = "The export, started. `Location` names its status route; `Retry-After` says when to ask it.", body = ExportStarted),
         (status = 400, description = "VALIDATION_ERROR: a missing or unknown type, an unknown format, a malformed date, startDate after endDate, a period too long, a malformed or unknown listing id, a malformed currency, status or channel on another type than reservations; the message names every bad member"),
-        (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 requests a minute per caller")))]
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 requests a minute per caller; EXPORT_QUOTA_EXCEEDED: the caller has 3 exports being made (PROCESSING) already (`retryAfter` and `Retry-After` say when to ask again)")))]
 pub async fn create(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -303,14 +309,20 @@ pub async fn create(
         let scope = Scope::resolve(&mut conn, std::mem::take(&mut spec.listing_ids)).await?;
         spec.listing_ids = scope.listing_ids;
     }
-    let (created, enqueued) = retry_transient(|| async {
+    let started = retry_transient(|| async {
         let mut tx = state.pool.begin().await?;
         let started = jobs::exports::start(&mut tx, &spec, &user.subject).await?;
         tx.commit().await?;
         Ok(started)
     })
     .await?;
-    state.queues.push_in_background(vec![enqueued]);
+    let created = match started {
+        Started::New(created, enqueued) => {
+            state.queues.push_in_background(vec![enqueued]);
+            created
+        }
+        Started::Existing(created) => created,
+    };
     let body = json!({"exportId": created.id, "status": created.status});
     Ok(super::accepted(
         format!("/reporting/export/{}", created.id),

@@ -897,13 +897,101 @@ pub fn definitions(
     lines
 }
 
+// Whether export `e` (its job `j` left-joined) is still PROCESSING although no job will finish
+// it: its job failed for good, succeeded without completing it, or is gone (the scheduler purges
+// finished jobs); or it never got a job, 5 minutes on (the route writes the export and its job
+// in one transaction, so this is only a caller's bug). As `sync_runs`' orphaned runs.
+macro_rules! orphaned {
+    () => {
+        "(e.status = 'PROCESSING' AND CASE WHEN e.job_id IS NULL
+            THEN e.created_at < now() - interval '5 minutes'
+            ELSE j.id IS NULL OR j.status IN ('SUCCEEDED', 'FAILED') END)"
+    };
+}
+
 /// What [`create`] answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedExport {
     pub id: Uuid,
-    /// PROCESSING.
+    /// PROCESSING, or COMPLETED for an identical request's export answered again
+    /// ([`reusable`]).
     pub status: &'static str,
     pub created_at: DateTime<Utc>,
+}
+
+/// How many exports one caller may have PROCESSING at once: each holds a core and two database
+/// connections of `worker-exports` while it is made, and four at a time fill a process.
+pub const MAX_PROCESSING_PER_CALLER: i64 = 3;
+
+/// What an export request asks for, as one text: its type, format and params (defaults applied,
+/// listing ids sorted, so that the same listings named in another order ask the same). The
+/// database keeps its md5 (`request_key`).
+pub fn request_text(spec: &ExportSpec) -> Result<String> {
+    let mut spec = spec.clone();
+    spec.listing_ids.sort_unstable();
+    let params = serde_json::to_value(&spec).map_err(|e| Error::Internal(e.into()))?;
+    Ok(serde_json::json!([spec.kind.as_str(), spec.format.as_str(), params]).to_string())
+}
+
+/// Serialises the requests of one caller, and of one request text, until the transaction ends:
+/// two identical requests at once make one export, and a caller's quota is counted with no
+/// request of theirs between the count and the insert. Always in this order (caller, then
+/// request), so that two transactions never wait for each other crosswise.
+pub async fn lock_request(conn: &mut PgConnection, requested_by: &str, text: &str) -> Result<()> {
+    sqlx::query(
+        "SELECT pg_advisory_xact_lock(hashtextextended('export-caller:' || $1, 0)),
+                pg_advisory_xact_lock(hashtextextended('export-request:' || md5($2), 0))",
+    )
+    .bind(requested_by)
+    .bind(text)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The export an identical request already made or is making, if it can serve this one: one
+/// PROCESSING whose job is still going, or one COMPLETED, not expired, and made after the last
+/// completed sync (made from the same data). The newest.
+pub async fn reusable(conn: &mut PgConnection, text: &str) -> Result<Option<CreatedExport>> {
+    let found: Option<(Uuid, String, DateTime<Utc>)> = sqlx::query_as(concat!(
+        "SELECT e.id, e.status, e.created_at
+         FROM reporting_exports e LEFT JOIN jobs j ON j.id = e.job_id
+         WHERE e.request_key = md5($1)
+           AND e.status IN ('PROCESSING', 'COMPLETED')
+           AND NOT ",
+        orphaned!(),
+        "
+           AND (e.status = 'PROCESSING'
+                OR (e.expires_at > now()
+                    AND e.created_at > coalesce((SELECT max(finished_at) FROM pms_sync_runs
+                                                 WHERE status = 'COMPLETED'), '-infinity')))
+         ORDER BY e.created_at DESC
+         LIMIT 1"
+    ))
+    .bind(text)
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(found.map(|(id, status, created_at)| CreatedExport {
+        id,
+        status: if status == "COMPLETED" {
+            "COMPLETED"
+        } else {
+            "PROCESSING"
+        },
+        created_at,
+    }))
+}
+
+/// How many of `requested_by`'s exports are being made (PROCESSING, their job still going).
+pub async fn processing_count(conn: &mut PgConnection, requested_by: &str) -> Result<i64> {
+    Ok(sqlx::query_scalar(concat!(
+        "SELECT count(*) FROM reporting_exports e LEFT JOIN jobs j ON j.id = e.job_id
+         WHERE e.requested_by = $1 AND e.status = 'PROCESSING' AND NOT ",
+        orphaned!()
+    ))
+    .bind(requested_by)
+    .fetch_one(&mut *conn)
+    .await?)
 }
 
 /// Records export `id` of `spec`, PROCESSING, run by job `job_id`: in the transaction that
@@ -917,8 +1005,9 @@ pub async fn create(
 ) -> Result<CreatedExport> {
     let params = serde_json::to_value(spec).map_err(|e| Error::Internal(e.into()))?;
     let created_at: DateTime<Utc> = sqlx::query_scalar(
-        "INSERT INTO reporting_exports (id, kind, format, params, file_name, job_id, requested_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+        "INSERT INTO reporting_exports
+             (id, kind, format, params, file_name, job_id, requested_by, request_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, md5($8))
          RETURNING created_at",
     )
     .bind(id)
@@ -928,6 +1017,7 @@ pub async fn create(
     .bind(spec.file_name())
     .bind(job_id)
     .bind(requested_by)
+    .bind(request_text(spec)?)
     .fetch_one(&mut *conn)
     .await?;
     Ok(CreatedExport {
@@ -935,18 +1025,6 @@ pub async fn create(
         status: "PROCESSING",
         created_at,
     })
-}
-
-// Whether export `e` (its job `j` left-joined) is still PROCESSING although no job will finish
-// it: its job failed for good, succeeded without completing it, or is gone (the scheduler purges
-// finished jobs); or it never got a job, 5 minutes on (the route writes the export and its job
-// in one transaction, so this is only a caller's bug). As `sync_runs`' orphaned runs.
-macro_rules! orphaned {
-    () => {
-        "(e.status = 'PROCESSING' AND CASE WHEN e.job_id IS NULL
-            THEN e.created_at < now() - interval '5 minutes'
-            ELSE j.id IS NULL OR j.status IN ('SUCCEEDED', 'FAILED') END)"
-    };
 }
 
 // Why an orphaned export failed: the job's error when it failed.
@@ -1210,16 +1288,21 @@ pub async fn reopen(conn: &mut PgConnection, id: Uuid) -> Result<()> {
     })
 }
 
-/// Up to `limit` COMPLETED exports whose time is up, the longest expired first: their ids and
-/// where their files are.
+/// How long an expired export's file stays in the store: it reads EXPIRED (410) from
+/// `expires_at` on, but a download that began just before goes on to its end.
+pub const EXPIRED_FILE_GRACE: Duration = Duration::from_secs(3600);
+
+/// Up to `limit` COMPLETED exports whose time is up by more than [`EXPIRED_FILE_GRACE`], the
+/// longest expired first: their ids and where their files are.
 pub async fn expired(conn: &mut PgConnection, limit: i64) -> Result<Vec<(Uuid, Option<String>)>> {
     Ok(sqlx::query_as(
         "SELECT id, storage_path FROM reporting_exports
-         WHERE status = 'COMPLETED' AND expires_at <= now()
+         WHERE status = 'COMPLETED' AND expires_at <= now() - make_interval(secs => $2)
          ORDER BY expires_at, id
          LIMIT $1",
     )
     .bind(limit)
+    .bind(EXPIRED_FILE_GRACE.as_secs_f64())
     .fetch_all(&mut *conn)
     .await?)
 }

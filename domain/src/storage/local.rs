@@ -56,6 +56,49 @@ impl LocalStore {
             .map_err(|e| io(&dir, e))
     }
 
+    /// See [`DocumentStore::sweep_stale_temp_files`](super::DocumentStore::sweep_stale_temp_files):
+    /// walks the whole store, folder by folder (no recursion on the stack, links not followed).
+    pub async fn sweep_stale_temp_files(
+        &self,
+        older_than: std::time::Duration,
+    ) -> Result<u64, StorageError> {
+        let mut removed = 0;
+        let mut folders = vec![self.root.clone()];
+        while let Some(folder) = folders.pop() {
+            let mut entries = match tokio::fs::read_dir(&folder).await {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(&folder, e)),
+            };
+            while let Some(entry) = entries.next_entry().await.map_err(|e| io(&folder, e))? {
+                let Ok(kind) = entry.file_type().await else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    folders.push(entry.path());
+                    continue;
+                }
+                let name = entry.file_name();
+                let is_temp = name
+                    .to_str()
+                    .is_some_and(|n| n.starts_with(".upload-") && n.ends_with(".tmp"));
+                let stale = is_temp
+                    && kind.is_file()
+                    && entry
+                        .metadata()
+                        .await
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .and_then(|at| at.elapsed().ok())
+                        .is_some_and(|age| age >= older_than);
+                if stale && tokio::fs::remove_file(entry.path()).await.is_ok() {
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
     pub async fn put(
         &self,
         path: &StoragePath,

@@ -265,6 +265,20 @@ impl DocumentStore {
         .await
     }
 
+    /// Removes the temporary files a writer killed mid-write left (the local store writes each
+    /// file beside its target as `.upload-*.tmp`, then renames it), once untouched for
+    /// `older_than`; how many. The remote stores write in one request or an upload session of
+    /// their own, which leave nothing of ours to sweep.
+    pub async fn sweep_stale_temp_files(
+        &self,
+        older_than: std::time::Duration,
+    ) -> Result<u64, StorageError> {
+        match self {
+            DocumentStore::Local(local) => local.sweep_stale_temp_files(older_than).await,
+            DocumentStore::S3(_) | DocumentStore::SharePoint(_) => Ok(0),
+        }
+    }
+
     pub async fn folder_exists(&self, path: &StoragePath) -> Result<bool, StorageError> {
         self.observed("folder_exists", async {
             dispatch!(self, s => s.folder_exists(path).await)

@@ -109,17 +109,47 @@ impl Job for ExportJob {
     }
 }
 
-/// Starts an export of `spec` in the caller's transaction: its row and its job. Push the job
-/// (`JobQueues::push`) once the transaction has committed.
+/// What an export request started.
+pub enum Started {
+    /// A new export: push its job (`JobQueues::push`) once the transaction has committed.
+    New(CreatedExport, Enqueued),
+    /// An identical request's export, PROCESSING or COMPLETED, which serves this one
+    /// (`exports::reusable`): nothing new to make.
+    Existing(CreatedExport),
+}
+
+/// How long a caller at the quota is asked to wait: about what a large export takes.
+const QUOTA_RETRY_AFTER_SECS: u64 = 30;
+
+/// Starts an export of `spec` in the caller's transaction (its row and its job), or answers the
+/// export an identical request already made or is making. A caller with
+/// [`exports::MAX_PROCESSING_PER_CALLER`] exports being made is refused (429
+/// `EXPORT_QUOTA_EXCEEDED`): a few callers must not keep every export slot.
 pub async fn start(
     conn: &mut PgConnection,
     spec: &ExportSpec,
     requested_by: &str,
-) -> Result<(CreatedExport, Enqueued), domain::Error> {
+) -> Result<Started, domain::Error> {
+    let text = exports::request_text(spec)?;
+    exports::lock_request(conn, requested_by, &text).await?;
+    if let Some(existing) = exports::reusable(conn, &text).await? {
+        return Ok(Started::Existing(existing));
+    }
+    let processing = exports::processing_count(conn, requested_by).await?;
+    if processing >= exports::MAX_PROCESSING_PER_CALLER {
+        return Err(domain::Error::QuotaExceeded {
+            code: "EXPORT_QUOTA_EXCEEDED",
+            message: format!(
+                "you have {processing} exports being made, the most one caller may have at once ({}); ask again once one has finished",
+                exports::MAX_PROCESSING_PER_CALLER
+            ),
+            retry_after_secs: QUOTA_RETRY_AFTER_SECS,
+        });
+    }
     let id = Uuid::now_v7();
     let enqueued = ExportJob { export_id: id }.enqueue(conn).await?;
     let created = exports::create(conn, id, spec, requested_by, enqueued.id).await?;
-    Ok((created, enqueued))
+    Ok(Started::New(created, enqueued))
 }
 
 /// One run of [`ExportJob`].
@@ -497,8 +527,20 @@ impl Job for ExpireExports {
             }
         }
         let stale = remove_stale_temp_files(STALE_TEMP_AFTER).await;
+        // The store's own temporary files, left by any writer killed mid-write (an export's,
+        // an upload's): a failure to sweep is no reason to fail the expiry.
+        let store_stale = ctx
+            .services
+            .store
+            .sweep_stale_temp_files(STALE_TEMP_AFTER)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the store's stale temporary files could not be swept");
+                0
+            });
         Ok(
-            json!({"tick": self.tick, "expired": expired, "filesRemoved": removed, "staleTempFilesRemoved": stale}),
+            json!({"tick": self.tick, "expired": expired, "filesRemoved": removed,
+            "staleTempFilesRemoved": stale, "storeTempFilesRemoved": store_stale}),
         )
     }
 }

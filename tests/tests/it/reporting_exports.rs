@@ -1137,23 +1137,41 @@ async fn a_download_is_409_until_done_410_once_expired_and_404_for_no_export(poo
     assert_error_shape("reporting", &answer, 410, "EXPORT_EXPIRED");
     assert!(file.exists(), "a read removes nothing");
 
-    // The scheduler's expiry pass removes the file and records it.
-    let mut tx = pool.begin().await.unwrap();
-    let job = ExpireExports::for_tick("expiry-test".to_owned())
-        .enqueue(&mut tx)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    app.queues.push(&[job]).await;
-    let ran = eventually(Duration::from_secs(30), || async {
-        (job_status(&pool, job.id).await.as_deref() == Some("SUCCEEDED")).then_some(())
-    })
-    .await;
-    assert!(
-        ran.is_some(),
-        "the expiry pass did not run: {:?}",
-        job_status(&pool, job.id).await
-    );
+    // The scheduler's expiry pass leaves the file of an export expired for less than an hour (a
+    // download that began just before its expiry goes on to its end)...
+    let expiry_pass = |tick: &'static str| {
+        let (pool, app) = (&pool, &app);
+        async move {
+            let mut tx = pool.begin().await.unwrap();
+            let job = ExpireExports::for_tick(tick.to_owned())
+                .enqueue(&mut tx)
+                .await
+                .unwrap();
+            tx.commit().await.unwrap();
+            app.queues.push(&[job]).await;
+            let ran = eventually(Duration::from_secs(30), || async {
+                (job_status(pool, job.id).await.as_deref() == Some("SUCCEEDED")).then_some(())
+            })
+            .await;
+            assert!(
+                ran.is_some(),
+                "the expiry pass did not run: {:?}",
+                job_status(pool, job.id).await
+            );
+        }
+    };
+    expiry_pass("expiry-test-1").await;
+    assert!(file.exists(), "removed within the hour after expiry");
+    assert_eq!(stored(&app, id).await.1, "COMPLETED");
+    // ...and removes it, recording it, an hour on.
+    sqlx::query(
+        "UPDATE reporting_exports SET expires_at = now() - interval '61 minutes' WHERE id = $1",
+    )
+    .bind(id)
+    .execute(&pool)
+    .await
+    .unwrap();
+    expiry_pass("expiry-test-2").await;
     let (path, column) = stored(&app, id).await;
     assert_eq!((path, column.as_str()), (None, "EXPIRED"));
     assert!(!file.exists(), "{} is still there", file.display());
@@ -1323,6 +1341,197 @@ async fn an_operators_retry_of_a_failed_export_makes_it_again(pool: PgPool) {
         Some("FAILED"),
         "a refused retry changes nothing"
     );
+}
+
+/// A request as the viewer `subject` (the quota is per caller).
+fn as_caller(app: &TestApp, subject: &str, body: &Value) -> RequestBuilder {
+    let mut claims = app.idp.claims(&["viewer"]);
+    claims["sub"] = json!(subject);
+    app.http
+        .post(app.url(EXPORT))
+        .bearer_auth(app.idp.sign("k1", &claims))
+        .json(body)
+}
+
+fn occupancy_of(day: u32) -> Value {
+    json!({"type": "occupancy", "startDate": format!("2026-03-{day:02}"), "endDate": "2026-03-28"})
+}
+
+/// An identical request (same type, format, period and filters, whoever asks, the listings in
+/// any order) answers the export already being made, then the completed one, until a sync
+/// completes after it; five identical requests at once make one export.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn an_identical_request_answers_the_export_already_made(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let f = load_fixture(&pool).await;
+    let body = json!({"type": "listings", "listingIds": [f.a, f.b], "startDate": "2026-03-01",
+        "endDate": "2026-03-31"});
+    let first = start(&app, &body).await;
+    let same = json!({"type": "listings", "format": "excel", "listingIds": [f.b, f.a, f.a],
+        "startDate": "2026-03-01", "endDate": "2026-03-31"});
+    assert_eq!(start(&app, &same).await, first, "while PROCESSING");
+    let other = json!({"type": "listings", "format": "csv", "listingIds": [f.a, f.b],
+        "startDate": "2026-03-01", "endDate": "2026-03-31"});
+    assert_ne!(
+        start(&app, &other).await,
+        first,
+        "another format is another export"
+    );
+
+    let worker = app.worker(exports_registry());
+    assert_eq!(wait_done(&app, first).await["status"], "COMPLETED");
+    let (status, _, answer) = send(request(&app, Method::POST, EXPORT).json(&same)).await;
+    assert_eq!(status, 202, "{answer}");
+    assert_eq!(answer["exportId"], first.to_string(), "{answer}");
+    assert_eq!(answer["status"], "COMPLETED", "{answer}");
+
+    // A sync completed since: the data may have changed, a new file is made.
+    sqlx::query(
+        "INSERT INTO pms_sync_runs (id, kind, entities, status, started_at, finished_at)
+         VALUES ($1, 'full', '{listings,reservations}', 'COMPLETED', now(), now())",
+    )
+    .bind(Uuid::now_v7())
+    .execute(&pool)
+    .await
+    .unwrap();
+    let fresh = start(&app, &same).await;
+    assert_ne!(fresh, first);
+    worker.shutdown().await;
+
+    // Five identical requests released together: one export.
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(5));
+    let racing = json!({"type": "occupancy", "startDate": "2026-02-01", "endDate": "2026-02-14"});
+    let answers = futures::future::join_all((0..5).map(|i| {
+        let req = as_caller(&app, &format!("racer-{i}"), &racing);
+        let barrier = barrier.clone();
+        async move {
+            barrier.wait().await;
+            send(req).await
+        }
+    }))
+    .await;
+    let ids: std::collections::HashSet<String> = answers
+        .iter()
+        .map(|(status, _, answer)| {
+            assert_eq!(*status, 202, "{answer}");
+            answer["exportId"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(ids.len(), 1, "{answers:?}");
+}
+
+/// A caller with 3 exports being made gets 429 EXPORT_QUOTA_EXCEEDED with when to ask again;
+/// other callers are not held up; six different requests of one caller at once start exactly 3.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_caller_has_at_most_three_exports_being_made(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    load_fixture(&pool).await;
+    for day in 1..=3 {
+        let (status, _, answer) = send(as_caller(&app, "busy", &occupancy_of(day))).await;
+        assert_eq!(status, 202, "{answer}");
+    }
+    let (status, headers, answer) = send(as_caller(&app, "busy", &occupancy_of(4))).await;
+    assert_eq!(status, 429, "{answer}");
+    assert_error_shape("reporting", &answer, 429, "EXPORT_QUOTA_EXCEEDED");
+    let retry_after = answer["error"]["retryAfter"].as_u64().unwrap();
+    assert!(retry_after >= 1, "{answer}");
+    assert_eq!(
+        header_of(&headers, "retry-after"),
+        Some(retry_after.to_string().as_str())
+    );
+    // An identical request is not a new export: still answered.
+    let (status, _, answer) = send(as_caller(&app, "busy", &occupancy_of(2))).await;
+    assert_eq!(status, 202, "{answer}");
+    let (status, _, answer) = send(as_caller(&app, "someone-else", &occupancy_of(4))).await;
+    assert_eq!(status, 202, "{answer}");
+    let exports: i64 = sqlx::query_scalar("SELECT count(*) FROM reporting_exports")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(exports, 4);
+
+    // Once they are made, the caller may ask again.
+    let worker = app.worker(exports_registry());
+    let done = eventually(EXPORT_TIMEOUT, || async {
+        let processing: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM reporting_exports WHERE status = 'PROCESSING'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        (processing == 0).then_some(())
+    })
+    .await;
+    assert!(done.is_some());
+    worker.shutdown().await;
+
+    // Six different requests of a new caller released together: 3 started, 3 refused.
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(6));
+    let answers = futures::future::join_all((10..16).map(|day| {
+        let req = as_caller(&app, "eager", &occupancy_of(day));
+        let barrier = barrier.clone();
+        async move {
+            barrier.wait().await;
+            send(req).await.0
+        }
+    }))
+    .await;
+    let started = answers.iter().filter(|s| **s == 202).count();
+    let refused = answers.iter().filter(|s| **s == 429).count();
+    assert_eq!((started, refused), (3, 3), "{answers:?}");
+}
+
+/// The store's temporary files a killed writer left are swept by the expiry pass once an hour
+/// old; a fresh one (a write under way) is left alone.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn the_expiry_pass_sweeps_the_stores_stale_temporary_files(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let root = match app.store() {
+        domain::storage::DocumentStore::Local(local) => {
+            local.file_of(&domain::storage::StoragePath::from_stored("Exports").unwrap())
+        }
+        _ => panic!("the tests' store is local"),
+    };
+    let deep = root.join("Villas").join("v-1").join("Documents");
+    std::fs::create_dir_all(&deep).unwrap();
+    let stale = deep.join(".upload-0123abcd.tmp");
+    let fresh = root.join(".upload-4567ef01.tmp");
+    let kept = deep.join("contract.pdf");
+    for file in [&stale, &fresh, &kept] {
+        std::fs::write(file, b"partial").unwrap();
+    }
+    let two_hours_ago = std::time::SystemTime::now() - Duration::from_secs(7200);
+    for file in [&stale, &kept] {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .unwrap()
+            .set_modified(two_hours_ago)
+            .unwrap();
+    }
+    let _worker = app.worker(exports_registry());
+    let mut tx = pool.begin().await.unwrap();
+    let job = ExpireExports::for_tick("sweep-test".to_owned())
+        .enqueue(&mut tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    app.queues.push(&[job]).await;
+    let result = eventually(Duration::from_secs(30), || async {
+        sqlx::query_scalar::<_, Value>(
+            "SELECT result FROM jobs WHERE id = $1 AND status = 'SUCCEEDED'",
+        )
+        .bind(job.id)
+        .fetch_optional(&pool)
+        .await
+        .unwrap()
+    })
+    .await
+    .expect("the expiry pass ran");
+    assert_eq!(result["storeTempFilesRemoved"], 1, "{result}");
+    assert!(!stale.exists());
+    assert!(fresh.exists(), "a write under way is left alone");
+    assert!(kept.exists(), "only temporary files are swept");
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
