@@ -938,13 +938,7 @@ async fn a_reservations_export_lists_what_the_reservation_list_lists(pool: PgPoo
     // No filter: every reservation, as the list has them.
     let id = start(&app, &json!({"type": "reservations"})).await;
     let export = wait_done(&app, id).await;
-    assert_completed(
-        &export,
-        id,
-        "reservations",
-        "excel",
-        "reservations_all.xlsx",
-    );
+    assert_completed(&export, id, "reservations", "csv", "reservations_all.csv");
     let (_, bytes) = download(&app, id).await;
     let mut wb = open(&bytes);
     let rows = data_sheet(&mut wb, "Reservations", RESERVATION_COLUMNS);
@@ -1716,46 +1710,36 @@ async fn export_routes_need_a_token_and_exporting_is_a_read(pool: PgPool) {
     }
 }
 
-/// How many sessions of this test's database wait for a lock.
-async fn waiting_on_a_lock(pool: &PgPool) -> i64 {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM pg_stat_activity
-         WHERE datname = current_database() AND wait_event_type = 'Lock'",
-    )
-    .fetch_one(pool)
-    .await
-    .unwrap()
-}
-
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn a_worker_killed_mid_export_leaves_it_to_another_that_completes_it(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
     load_fixture(&pool).await;
-    // 2,500 reservations more, so that the rows go to the writer in several chunks.
+    // 100,000 reservations more: the rows take seconds to stream, so that the export writes its
+    // progress while rows are still flowing (at most once a second).
     sqlx::query(
         "INSERT INTO pms_reservations (id, pms_id, listing_pms_id, guest_name, check_in, check_out,
                                        nights, channel, total_amount, net_amount, currency, status,
                                        raw, synced_at)
-         SELECT gen_random_uuid(), 1000 + n, 102, 'Bulk guest ' || n, date '2020-01-01' + n,
-                date '2020-01-03' + n, 2, 'DIRECT', 200.00, 180.00, 'THB', 'CONFIRMED',
+         SELECT gen_random_uuid(), 1000 + n, 102, 'Bulk guest ' || n, date '2020-01-01' + n % 2000,
+                date '2020-01-03' + n % 2000, 2, 'DIRECT', 200.00, 180.00, 'THB', 'CONFIRMED',
                 json_build_object('id', 1000 + n), now()
-         FROM generate_series(1, 2500) AS n",
+         FROM generate_series(1, 100000) AS n",
     )
     .execute(&pool)
     .await
     .unwrap();
     // The list's order: newest check-in first.
-    let expected: Vec<Uuid> =
-        sqlx::query_scalar("SELECT id FROM pms_reservations ORDER BY check_in DESC, id DESC")
+    let expected: Vec<String> =
+        sqlx::query_scalar("SELECT id::text FROM pms_reservations ORDER BY check_in DESC, id DESC")
             .fetch_all(&pool)
             .await
             .unwrap();
-    assert_eq!(expected.len(), 2513);
+    assert_eq!(expected.len(), 100_013);
 
-    // The export is recorded before a worker runs; the test then holds its row, so that a worker
-    // can read it and write the file but neither record progress nor complete it: caught
-    // mid-export.
-    let id = start(&app, &json!({"type": "reservations"})).await;
+    // The export is recorded before a worker runs; the test then holds its row, so that the
+    // worker's first progress write waits, mid-stream: rows read and written to its temporary
+    // file, others still to come, when it is killed.
+    let id = start(&app, &json!({"type": "reservations", "format": "csv"})).await;
     let mut hold = pool.begin().await.unwrap();
     sqlx::query("SELECT 1 FROM reporting_exports WHERE id = $1 FOR UPDATE")
         .bind(id)
@@ -1763,13 +1747,21 @@ async fn a_worker_killed_mid_export_leaves_it_to_another_that_completes_it(pool:
         .await
         .unwrap();
     let doomed = app.worker(exports_registry());
-    let caught = eventually(Duration::from_secs(30), || async {
-        (waiting_on_a_lock(&pool).await > 0).then_some(())
+    let caught = eventually(Duration::from_secs(60), || async {
+        let waiting: Vec<String> = sqlx::query_scalar(
+            "SELECT query FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        (!waiting.is_empty()).then_some(waiting)
     })
-    .await;
+    .await
+    .expect("the worker never reached the export's row");
     assert!(
-        caught.is_some(),
-        "the worker never reached the export's row"
+        caught.iter().all(|q| q.contains("SET progress")),
+        "caught at its progress, not at its end: {caught:?}"
     );
     let job: Uuid = sqlx::query_scalar("SELECT job_id FROM reporting_exports WHERE id = $1")
         .bind(id)
@@ -1802,13 +1794,7 @@ async fn a_worker_killed_mid_export_leaves_it_to_another_that_completes_it(pool:
     // makes the whole export again.
     let rescuer = app.worker(exports_registry());
     let export = wait_done(&app, id).await;
-    assert_completed(
-        &export,
-        id,
-        "reservations",
-        "excel",
-        "reservations_all.xlsx",
-    );
+    assert_completed(&export, id, "reservations", "csv", "reservations_all.csv");
     // The job is marked done after its handler returns, so a moment after the export.
     let (status, attempts): (String, i32) = eventually(Duration::from_secs(10), || async {
         let row: (String, i32) = sqlx::query_as("SELECT status, attempts FROM jobs WHERE id = $1")
@@ -1822,15 +1808,14 @@ async fn a_worker_killed_mid_export_leaves_it_to_another_that_completes_it(pool:
     .expect("the job stayed RUNNING after its export completed");
     assert_eq!((status.as_str(), attempts), ("SUCCEEDED", 2));
     let (_, bytes) = download(&app, id).await;
-    let mut wb = open(&bytes);
-    let rows = data_sheet(&mut wb, "Reservations", RESERVATION_COLUMNS);
-    let ids: Vec<Uuid> = rows
-        .iter()
-        .map(|row| text(&row[0]).parse().unwrap())
-        .collect();
+    let records = parse_csv(std::str::from_utf8(&bytes[3..]).expect("UTF-8"));
+    let ids: Vec<&String> = records[1..].iter().map(|row| &row[0]).collect();
     assert_eq!(ids.len(), expected.len(), "every row, once");
-    assert!(ids == expected, "every row in the list's order");
-    assert_eq!(export["rowCount"], 2513, "{export}");
+    assert!(
+        ids.iter().zip(&expected).all(|(a, b)| *a == b),
+        "every row in the list's order"
+    );
+    assert_eq!(export["rowCount"], 100_013, "{export}");
     // Neither attempt left a temporary file behind.
     let prefix = format!("villa-export-{id}-");
     let left: Vec<String> = std::fs::read_dir(std::env::temp_dir())
