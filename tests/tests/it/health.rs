@@ -157,3 +157,27 @@ async fn answers_that_drift_from_the_document_fail_the_test(pool: PgPool) {
             .contains(&"GET /healthz 200".to_owned())
     );
 }
+
+/// The reporting health with the database down (nothing listens where it is): 503 with the
+/// report itself as the answer (not an error body), the database `disconnected`, within the
+/// route's 2 s wait for it.
+#[tokio::test]
+async fn reporting_health_is_503_when_the_database_is_down() {
+    // A port nothing listens on: connecting is refused, as with a stopped Postgres.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .acquire_timeout(std::time::Duration::from_secs(1))
+        .connect_lazy(&format!("postgres://postgres@127.0.0.1:{port}/villa"))
+        .unwrap();
+    let app = TestApp::spawn(pool).await;
+    let started = std::time::Instant::now();
+    let (status, body) = json(app.get_anonymous("/reporting/health").await).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["status"], "degraded", "{body}");
+    assert_eq!(body["database"], "disconnected", "{body}");
+    assert_eq!(body["redis"], "connected", "{body}");
+    assert!(body["timestamp"].is_string(), "{body}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
