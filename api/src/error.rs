@@ -452,7 +452,11 @@ pub struct OwnBody;
 /// Writes every error response in the shape of the request's surface.
 pub async fn render_errors(req: Request, next: Next) -> Response {
     let surface = Surface::of_path(req.uri().path());
-    let auto_save = surface == Surface::Onboarding && is_auto_save(req.headers());
+    // The autosave route never answers an error status, whatever failed and whether or not
+    // the client said X-Auto-Save (a body past the limit is refused by a layer before its
+    // handler could say so).
+    let auto_save = surface == Surface::Onboarding
+        && (is_auto_save(req.headers()) || req.uri().path().ends_with("/autosave"));
     let res = next.run(req).await;
     let status = res.status();
     if !(status.is_client_error() || status.is_server_error())

@@ -179,7 +179,7 @@ pub fn checklist_item_schema() -> Value {
             "quantity": {"type": ["integer", "null"], "minimum": 0, "maximum": 100_000, "description": "Default 1."},
             "condition": {"type": ["string", "null"], "enum": conditions, "description": "Accepted in any letter case."},
             "notes": {"type": ["string", "null"], "maxLength": 2000},
-            "photo": {"type": ["string", "null"], "description": "A JPEG, PNG, WebP or GIF image, base64 (a `data:` URL prefix is accepted), at most 10 MB decoded."},
+            "photo": {"type": ["string", "null"], "contentEncoding": "base64", "description": "A JPEG, PNG, WebP or GIF image, base64 (a `data:` URL prefix is accepted), at most 10 MB decoded."},
         },
     })
 }

@@ -116,7 +116,7 @@ computed_schema!(
     GenericStepBody => json!({
         "type": "object",
         "properties": {
-            "data": {"type": ["object", "null"], "description": "The step's data, as its save-step-N body."},
+            "data": {"type": ["object", "null"], "description": "The step's data, as its save-step-N body (step 8's facility photos in base64: the body may be up to BODY_LIMIT_BYTES)."},
             "completed": {"type": ["boolean", "null"]},
         },
     })
@@ -128,7 +128,7 @@ computed_schema!(
         "required": ["step"],
         "properties": {
             "step": {"type": "integer", "minimum": 1, "maximum": 10},
-            "data": {"type": ["object", "null"], "description": "The step's data, as its save-step-N body."},
+            "data": {"type": ["object", "null"], "description": "The step's data, as its save-step-N body (step 8's facility photos in base64: the body may be up to BODY_LIMIT_BYTES)."},
         },
     })
 );

@@ -61,8 +61,10 @@ computed_schema!(
     })
 );
 
+/// One route per segment; `$extractor` is `UploadJson` for the facilities (photos in base64),
+/// `ApiJson` (1 MiB) for the others.
 macro_rules! segment_route {
-    ($name:ident, $path:literal, $step:expr, $complete:literal, $body:ty, $doc:literal) => {
+    ($name:ident, $path:literal, $step:expr, $complete:literal, $body:ty, $extractor:ident, $doc:literal) => {
         #[doc = $doc]
         #[utoipa::path(post, path = $path, tag = "onboarding-legacy", request_body(content = $body, description = $doc),
             responses((status = 200, body = Answer<bodies::StepSaved>, description = "As the wizard's step saves"),
@@ -72,7 +74,7 @@ macro_rules! segment_route {
             State(state): State<AppState>,
             user: CurrentUser,
             headers: HeaderMap,
-            UploadJson(body): UploadJson<Object>,
+            $extractor(body): $extractor<Object>,
         ) -> Result<Reply, AppError> {
             segment(&state, &user, &headers, &body, $step, $complete).await
         }
@@ -85,6 +87,7 @@ segment_route!(
     Step::BasicInfo,
     false,
     bodies::LegacyVillaBody,
+    ApiJson,
     "`{villaId, ...villa fields}`: saves villa information (step 1) without completing it."
 );
 segment_route!(
@@ -93,6 +96,7 @@ segment_route!(
     Step::BasicInfo,
     true,
     bodies::LegacyVillaBody,
+    ApiJson,
     "`{villaId, ...villa fields}`: saves villa information and completes step 1."
 );
 segment_route!(
@@ -101,6 +105,7 @@ segment_route!(
     Step::Documents,
     true,
     LegacyStepComplete,
+    ApiJson,
     "`{villaId}`: completes step 6 (documents)."
 );
 segment_route!(
@@ -109,6 +114,7 @@ segment_route!(
     Step::Facilities,
     false,
     bodies::LegacyChecklistBody,
+    UploadJson,
     "`{villaId, facilities: [...]}`: saves the facilities checklist (step 8) without completing it."
 );
 segment_route!(
@@ -117,6 +123,7 @@ segment_route!(
     Step::Facilities,
     true,
     bodies::LegacyChecklistBody,
+    UploadJson,
     "`{villaId, facilities?: [...]}`: saves the checklist if sent and completes step 8."
 );
 segment_route!(
@@ -125,6 +132,7 @@ segment_route!(
     Step::Photos,
     true,
     LegacyStepComplete,
+    ApiJson,
     "`{villaId}`: completes step 9 (photos)."
 );
 segment_route!(
@@ -133,6 +141,7 @@ segment_route!(
     Step::StaffConfiguration,
     false,
     bodies::LegacyTeamBody,
+    ApiJson,
     "`{villaId, staff: [...]}`: saves the villa's team (step 7) without completing it."
 );
 segment_route!(
@@ -141,6 +150,7 @@ segment_route!(
     Step::StaffConfiguration,
     true,
     bodies::LegacyTeamBody,
+    ApiJson,
     "`{villaId, staff?: [...]}`: saves the team if sent and completes step 7."
 );
 

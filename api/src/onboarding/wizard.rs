@@ -117,8 +117,10 @@ async fn save_step(
 }
 
 /// One `save-step-N` route: its handler and OpenAPI description.
+/// One route per step; `$extractor` is `UploadJson` for the step whose data carries files in
+/// base64 (step 8's facility photos), `ApiJson` (1 MiB) for the others.
 macro_rules! save_step_route {
-    ($name:ident, $path:literal, $step:expr, $body:ty, $doc:literal) => {
+    ($name:ident, $path:literal, $step:expr, $body:ty, $extractor:ident, $doc:literal) => {
         #[doc = $doc]
         #[utoipa::path(post, path = $path, tag = "onboarding", params(("villaId" = Uuid, Path)),
             request_body(content = $body, description = $doc),
@@ -131,7 +133,7 @@ macro_rules! save_step_route {
             user: CurrentUser,
             headers: HeaderMap,
             ApiPath(villa_id): ApiPath<Uuid>,
-            UploadJson(body): UploadJson<Object>,
+            $extractor(body): $extractor<Object>,
         ) -> Result<Reply, AppError> {
             save_step(&state, &user, &headers, villa_id, $step, &body).await
         }
@@ -143,6 +145,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-1",
     Step::BasicInfo,
     bodies::VillaPatch,
+    ApiJson,
     "Step 1, villa information: any villa fields (villaCode, villaName, address, city, country, bedrooms, bathrooms, maxGuests, propertyType, villaStyle, description, postalCode, latitude, longitude, landAreaSqm, livingAreaSqm, yearBuilt, checkInTime, checkOutTime; the form names name, code, type, style, guests, zipCode are mapped). Fields left out keep their value; a required field cannot be emptied. Sets villaInfoCompleted."
 );
 save_step_route!(
@@ -150,6 +153,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-2",
     Step::OwnerDetails,
     bodies::OwnerPatch,
+    ApiJson,
     "Step 2, owner details: ownerType (INDIVIDUAL, COMPANY; INDIVIDUAL when first created), firstName, lastName, email, phone (international format), alternativePhone, nationality, passportNumber, taxId, companyName, registrationNumber, contactPerson, companyTaxId, address, city, country, postalCode, preferredLanguage, communicationPreference (EMAIL, PHONE, WHATSAPP, SMS), notes. Upserts the villa's owner."
 );
 save_step_route!(
@@ -157,6 +161,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-3",
     Step::ContractDetails,
     bodies::ContractPatch,
+    ApiJson,
     "Step 3, contractual details: contractType (EXCLUSIVE, NON_EXCLUSIVE, REVENUE_SHARE, FIXED_RENT), commissionRate (0 to 100), managementFee, feeCurrency (ISO 4217), contractStartDate and contractEndDate (YYYY-MM-DD, end not before start), paymentTerms, payoutDay (1-31), cancellationPolicy, minimumStayNights, insuranceProvider, insurancePolicyNumber, insuranceExpiryDate, specialTerms. Upserts the contract."
 );
 save_step_route!(
@@ -164,6 +169,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-4",
     Step::BankDetails,
     bodies::BankPatch,
+    ApiJson,
     "Step 4, bank details: accountHolderName, bankName, bankAddress, bankCountry, swiftCode, currency, accountNumber, iban (checksum verified), branchCode, notes. The account number and IBAN are encrypted at rest and only ever returned masked (****1234)."
 );
 save_step_route!(
@@ -171,6 +177,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-5",
     Step::OtaCredentials,
     bodies::OtaCredentialsBody,
+    ApiJson,
     "Step 5, OTA credentials: `{credentials: [{id?, platform, propertyId, username, password, listingUrl, isActive}]}` replaces all the villa's credentials. platform is one of AIRBNB, BOOKING_COM, EXPEDIA, VRBO, AGODA, TRIP_COM, GOOGLE, DIRECT, OTHER. Passwords are encrypted and never returned; an entry with the `id` of a stored credential and no password keeps its stored password."
 );
 save_step_route!(
@@ -178,6 +185,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-6",
     Step::Documents,
     bodies::NoStepData,
+    ApiJson,
     "Step 6, documents: sets documentsUploaded. Files are uploaded through POST /api/documents/upload. Body: any object (may be empty)."
 );
 save_step_route!(
@@ -185,6 +193,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-7",
     Step::StaffConfiguration,
     bodies::TeamBody,
+    ApiJson,
     "Step 7, staff: `{staff: [{id?, firstName (or name), lastName, role, phone, email, isPrimary}]}` becomes the villa's team (role one of HOUSEKEEPER, GARDENER, POOL_TECHNICIAN, MAINTENANCE_TECHNICIAN, VILLA_MANAGER, CHEF, SECURITY, DRIVER; at most one primary per role). Without `staff` the team is left as is. Sets staffConfigCompleted."
 );
 save_step_route!(
@@ -192,6 +201,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-8",
     Step::Facilities,
     bodies::ChecklistBody,
+    UploadJson,
     "Step 8, facilities checklist: `{facilities: [{id?, category, subcategory, itemName, isAvailable, quantity, condition, notes, photo (base64 image)}]}` becomes the villa's checklist (condition one of NEW, EXCELLENT, GOOD, FAIR, POOR, DAMAGED); an item with its stored `id` and no photo keeps its photo. Without `facilities` the checklist is left as is. Sets facilitiesCompleted."
 );
 save_step_route!(
@@ -199,6 +209,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-9",
     Step::Photos,
     bodies::NoStepData,
+    ApiJson,
     "Step 9, photos: sets photosUploaded. Photos are uploaded through POST /api/photos/upload. Body: any object (may be empty)."
 );
 save_step_route!(
@@ -206,6 +217,7 @@ save_step_route!(
     "/api/onboarding/{villaId}/save-step-10",
     Step::Review,
     bodies::NoStepData,
+    ApiJson,
     "Step 10, review: sets reviewCompleted. Body: any object (may be empty)."
 );
 
@@ -222,7 +234,7 @@ pub async fn save_steps_1_to_5(
     user: CurrentUser,
     headers: HeaderMap,
     ApiPath(villa_id): ApiPath<Uuid>,
-    UploadJson(body): UploadJson<Object>,
+    ApiJson(body): ApiJson<Object>,
 ) -> Result<Reply, AppError> {
     let expected = if_match(&headers, "progress", villa_id)?;
     let mut problems = Problems::new();
