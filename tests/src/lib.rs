@@ -34,6 +34,36 @@ pub use redis_server::RedisServer;
 pub use s3_server::S3Server;
 pub use worker::TestWorker;
 
+/// A `BUSINESS_TIME_ZONE` (a whole-hour `Etc/GMT±N` zone) in which it is now between 03:00 and
+/// 21:00, and one whose date is not UTC's when there is such a zone (at every hour but from 09:00
+/// to 13:00 UTC): a test of "today" whose app has it cannot see the API's day change while
+/// it runs (midnight is at least 3 hours away), and one taking UTC's date, or the database's, for
+/// the API's fails most hours of the day rather than passing by luck.
+pub fn zone_far_from_midnight() -> domain::clock::BusinessZone {
+    use chrono::{TimeDelta, Timelike as _};
+    let now = chrono::Utc::now().naive_utc();
+    let noon_minutes = 12 * 60;
+    let candidates = (-12..=14).filter_map(|east: i64| {
+        let local = now + TimeDelta::hours(east);
+        let minutes = i64::from(local.hour() * 60 + local.minute());
+        (3 * 60..21 * 60).contains(&minutes).then(|| {
+            let same_date = local.date() == now.date();
+            (east, (same_date, (minutes - noon_minutes).abs()))
+        })
+    });
+    // Another date than UTC's first, then the nearest to noon.
+    let (east, _) = candidates
+        .min_by_key(|(_, rank)| *rank)
+        .expect("some whole-hour offset is between 03:00 and 21:00 at any time");
+    // POSIX signs: Etc/GMT-7 is 7 hours east of UTC.
+    let name = match east {
+        0 => "Etc/GMT".to_owned(),
+        east if east > 0 => format!("Etc/GMT-{east}"),
+        west => format!("Etc/GMT+{}", -west),
+    };
+    name.parse().expect("an Etc/GMT zone")
+}
+
 /// The shared Redis of the machine, for tests that do not stop Redis (each uses its own prefix).
 pub fn shared_redis_url() -> String {
     std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
@@ -265,6 +295,12 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
+    }
+
+    /// Today as the API reads it: the date in its `BUSINESS_TIME_ZONE`, through the domain's
+    /// clock (a test computing "today" any other way may disagree with the API).
+    pub fn today(&self) -> chrono::NaiveDate {
+        self.core.business_time_zone.today()
     }
 
     /// A request with a valid token for `role` (`None`: no token).

@@ -47,6 +47,18 @@ use crate::{
 /// of the download's 409). The rate limit may raise the header (`limits::enforce`).
 pub const POLL_AFTER_SECS: u64 = 2;
 
+/// The request's `endDate`, with each type's longest period as [`ExportType::max_nights`] has it.
+fn period_end_description() -> String {
+    let most = |kind: ExportType| kind.max_nights().unwrap_or_default();
+    format!(
+        "reservations: check-in on or before this date (optional). Other types: the period's last \
+         night, included (default today, BUSINESS_TIME_ZONE); at most {} nights for listings and \
+         occupancy, {} for revenue (by month: two years).",
+        most(ExportType::Listings),
+        most(ExportType::Revenue)
+    )
+}
+
 crate::computed_schema!(
     /// What to export.
     ExportRequest => json!({
@@ -55,13 +67,13 @@ crate::computed_schema!(
         "description": format!("{} {}", figures::DEFINITIONS, figures::PERIOD_DEFINITION),
         "properties": {
             "type": {"type": "string", "enum": EXPORT_TYPES,
-                "description": "`reservations`: one row per reservation, exactly the reservations GET /reporting/reservations lists for the same filters, in its order. `listings`: one row per listing in scope with its figures over the period. `occupancy`: one row per listing and night. `revenue`: one row per listing and month of the period (the months at its edges partial: only the nights inside), then a Total row whose figures are those of GET /reporting/dashboard/metrics for the same period, listings and currency."},
+                "description": "`reservations`: one row per reservation, exactly the reservations GET /reporting/reservations lists for the same filters, in its order. `listings`: one row per listing in scope with its figures over the period. `occupancy`: one row per listing and night. `revenue`: one row per listing and month of the period (the months at its edges partial: only the nights inside), then a Total row whose figures are computed as GET /reporting/dashboard/metrics computes them for the same period, listings and currency (that route answers periods of up to 366 nights)."},
             "format": {"type": "string", "enum": EXPORT_FORMATS, "default": "excel",
                 "description": "`excel`: an .xlsx workbook, its header row frozen and filtered, typed cells, and a Definitions sheet (period, filters, when it was made, every column's definition). `csv`: UTF-8 with a byte-order mark, dates as YYYY-MM-DD, money with 2 decimals."},
             "startDate": {"type": "string", "format": "date",
                 "description": "reservations: check-in on or after this date (optional, as in the list). Other types: the period's first night (default 29 days before endDate)."},
             "endDate": {"type": "string", "format": "date",
-                "description": "reservations: check-in on or before this date (optional). Other types: the period's last night, included (default today, BUSINESS_TIME_ZONE); at most 366 nights."},
+                "description": period_end_description()},
             "listingIds": {"type": "array", "maxItems": MAX_LISTING_IDS, "items": {"type": "string", "format": "uuid"},
                 "description": "Listing ids (ours): exactly those listings, whatever their status (default: every ACTIVE listing for figures, every listing for reservations). An unknown id is a 400 naming it."},
             "currency": {"type": "string", "pattern": "^[A-Za-z]{3}$",
@@ -512,9 +524,13 @@ mod tests {
         assert_eq!(spec.start_date, Some(date("2026-01-01")));
         assert_eq!(spec.end_date, Some(date("2026-01-31")));
         assert_eq!(spec.listing_ids, vec![b, a]);
-        // 366 nights for every type with a period, revenue too.
-        assert_eq!(refused(two_years("revenue")), vec!["endDate".to_owned()]);
+        // 366 nights for listings and occupancy; 730 for revenue (by month), no more.
         assert_eq!(refused(two_years("listings")), vec!["endDate".to_owned()]);
+        assert_eq!(refused(two_years("occupancy")), vec!["endDate".to_owned()]);
+        let spec = parse(two_years("revenue")).expect("two years of months");
+        assert_eq!(spec.period().map(Period::nights), Some(730));
+        let longer = json!({"type": "revenue", "startDate": "2024-03-31", "endDate": "2026-03-31"});
+        assert_eq!(refused(longer), vec!["endDate".to_owned()]);
         // Reservations: any span, but in order.
         assert!(parse(two_years("reservations")).is_ok());
         let body = json!({

@@ -8,8 +8,9 @@ use domain::{
     Problems,
     reporting::{
         LISTING_STATUSES,
-        figures::{self, MAX_PERIOD_NIGHTS, Period},
+        figures::{self, Currency, MAX_PERIOD_NIGHTS, Period},
         listings::{self, ListingFilter},
+        metrics::MetricsCurrency,
     },
 };
 use serde::Deserialize;
@@ -18,7 +19,7 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::dashboard::{CurrencyQuery, PeriodQuery};
+use super::dashboard::PeriodQuery;
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath, ApiQuery, Object},
@@ -31,11 +32,12 @@ use crate::{
 /// themselves are `figures::DEFINITIONS`, the description of `metrics`).
 pub const METRICS_DESCRIPTION: &str = "A property-management-system listing. `metrics` are its figures \
 over the period of `startDate` and `endDate` (both nights included; default the 30 nights ending today, the company's \
-day, BUSINESS_TIME_ZONE; at most 366 nights), money in `currency` (default REPORTING_CURRENCY, THB unless set), with \
+day, BUSINESS_TIME_ZONE; at most 366 nights), money in the listing's own `currency` unless the `currency` parameter \
+names another (REPORTING_CURRENCY, THB unless set, for a listing without one; `metrics.currency` says which), with \
 the dashboard's definitions: counted stays are CONFIRMED reservations; owner stays block nights; revenue spreads each \
 stay's totalAmount evenly over its nights; occupancy = booked / available nights × 100; ADR = revenue / booked nights \
 in that currency; RevPAR = revenue / available nights; bookings = check-ins inside the period. Money of stays in \
-other currencies is left out, never converted: ask with the listing's own `currency` for its revenue.";
+other currencies is left out, never converted.";
 
 crate::computed_schema!(
     /// A listing (see `METRICS_DESCRIPTION`).
@@ -70,7 +72,7 @@ crate::computed_schema!(
                     "revpar": {"type": "number", "description": "revenue / availableNights, rounded to 2 decimals."},
                     "bookedNights": {"type": "integer", "minimum": 0, "description": "Nights of counted stays inside the period."},
                     "availableNights": {"type": "integer", "minimum": 0, "description": "The period's nights less the listing's owner-stay nights."},
-                    "currency": {"type": "string", "description": "ISO 4217: the currency of revenue, adr and revpar (the `currency` parameter)."},
+                    "currency": {"type": "string", "description": "ISO 4217: the currency of revenue, adr and revpar: the `currency` parameter, else the listing's own `currency`, else REPORTING_CURRENCY."},
                     "startDate": {"type": "string", "format": "date", "description": "The period's first night."},
                     "endDate": {"type": "string", "format": "date", "description": "The period's last night, included."}
                 }
@@ -94,6 +96,38 @@ fn status_param() -> utoipa::openapi::schema::Object {
     crate::query::one_of(LISTING_STATUSES)
 }
 
+/// The currency of the listings' money figures.
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ListingCurrencyQuery {
+    /// ISO 4217 code of the money figures of every listing's `metrics`, any letter case.
+    /// Default: each listing's own `currency` (REPORTING_CURRENCY, itself THB unless set, for a
+    /// listing without one), so that a listing's revenue is its revenue. Stays in other
+    /// currencies are left out of money figures (revenue, ADR, RevPAR), never converted; they
+    /// still count as booked nights.
+    #[param(pattern = "^[A-Za-z]{3}$")]
+    pub currency: Option<String>,
+}
+
+impl ListingCurrencyQuery {
+    /// The currency asked for, else each listing's own (`fallback` for a listing without one);
+    /// a malformed one is a problem on `currency`.
+    pub fn read(&self, problems: &mut Problems, fallback: &Currency) -> Option<MetricsCurrency> {
+        let asked = self
+            .currency
+            .as_deref()
+            .filter(|raw| !raw.trim().is_empty());
+        match asked {
+            None => Some(MetricsCurrency::ListingsOwn {
+                fallback: fallback.clone(),
+            }),
+            Some(raw) => Currency::parse(problems, "currency", Some(raw), fallback)
+                .map(MetricsCurrency::Asked),
+        }
+    }
+}
+
 #[derive(Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
@@ -107,7 +141,7 @@ pub struct ListingQuery {
 /// Listings ordered by name, with their figures over the period (default the 30 nights ending
 /// today).
 #[utoipa::path(get, operation_id = "reporting_listings_list", path = "/reporting/listings", tag = "reporting",
-    params(PageQuery, ListingQuery, PeriodQuery, CurrencyQuery),
+    params(PageQuery, ListingQuery, PeriodQuery, ListingCurrencyQuery),
     responses(
         (status = 200, description = "A page of listings (`X-Cache: HIT` or `MISS`)", body = Page<ReportingListing>),
         (status = 400, description = "VALIDATION_ERROR: a bad page, limit, status or search, a malformed date, startDate after endDate, more than 366 nights, a malformed currency; the message names the parameter"),
@@ -117,7 +151,7 @@ pub async fn list(
     ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<ListingQuery>,
     ApiQuery(period): ApiQuery<PeriodQuery>,
-    ApiQuery(currency): ApiQuery<CurrencyQuery>,
+    ApiQuery(currency): ApiQuery<ListingCurrencyQuery>,
 ) -> Result<JsonPageAnswer, AppError> {
     let mut problems = Problems::new();
     let page = paging.read(&mut problems);
@@ -144,7 +178,7 @@ pub async fn list(
 /// One listing, with its internal name and its figures over the period (default the 30 nights
 /// ending today).
 #[utoipa::path(get, operation_id = "reporting_listings_get", path = "/reporting/listings/{id}", tag = "reporting",
-    params(("id" = Uuid, Path), PeriodQuery, CurrencyQuery),
+    params(("id" = Uuid, Path), PeriodQuery, ListingCurrencyQuery),
     responses(
         (status = 200, description = "The listing (`X-Cache: HIT` or `MISS`)", body = ReportingListing),
         (status = 400, description = "VALIDATION_ERROR: a malformed id or date, startDate after endDate, more than 366 nights, a malformed currency; the message names the parameter"),
@@ -154,7 +188,7 @@ pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(period): ApiQuery<PeriodQuery>,
-    ApiQuery(currency): ApiQuery<CurrencyQuery>,
+    ApiQuery(currency): ApiQuery<ListingCurrencyQuery>,
 ) -> Result<Json<Value>, AppError> {
     let today = state.core.business_time_zone.today();
     let mut problems = Problems::new();
@@ -169,7 +203,7 @@ pub async fn get(
 
 /// Links the listing to a villa by hand, or unlinks it (`villaId: null`); later syncs keep the
 /// choice. The cached reporting answers are dropped at once. The answer's figures are over the
-/// default period, in the default currency.
+/// default period, in the listing's own currency.
 #[utoipa::path(patch, operation_id = "reporting_listings_update", path = "/reporting/listings/{id}", tag = "reporting",
     params(("id" = Uuid, Path)), request_body = ListingVillaLink,
     responses(
@@ -207,10 +241,12 @@ pub async fn update(
     };
     let villa_id = problems.finish_with(villa_id)?;
     let period = Period::default_ending(state.core.business_time_zone.today());
-    let currency = &state.core.reporting.currency;
+    let currency = MetricsCurrency::ListingsOwn {
+        fallback: state.core.reporting.currency.clone(),
+    };
     let mut tx = state.pool.begin().await?;
     listings::link_villa(&mut tx, id, villa_id).await?;
-    let listing = listings::get_listing(&mut tx, id, period, currency).await?;
+    let listing = listings::get_listing(&mut tx, id, period, &currency).await?;
     tx.commit().await?;
     super::cache::invalidate(&state, "a listing linked to a villa").await;
     Ok(Json(listing))

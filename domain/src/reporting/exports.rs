@@ -98,9 +98,10 @@ impl ExportType {
     pub fn max_nights(self) -> Option<i64> {
         match self {
             Self::Reservations => None,
-            // 366 for every figure but a monthly chart's, as the issue sets it: a revenue
-            // export's Total row is then always a period /dashboard/metrics answers.
-            Self::Listings | Self::Occupancy | Self::Revenue => Some(figures::MAX_PERIOD_NIGHTS),
+            Self::Listings | Self::Occupancy => Some(figures::MAX_PERIOD_NIGHTS),
+            // Months, as a monthly chart's: two years side by side is a common comparison, and
+            // its rows stay few (listings × 25 months, fewer than an occupancy export's nights).
+            Self::Revenue => Some(figures::MAX_MONTHLY_PERIOD_NIGHTS),
         }
     }
 
@@ -122,8 +123,9 @@ impl ExportType {
                 "One row per listing in scope and calendar month of the period (the first and \
                  last months count only their nights inside the period), ordered by listing \
                  name, then month; then one Total row over every listing and the whole period, \
-                 whose figures are those of GET /reporting/dashboard/metrics for the same period, \
-                 listings and currency."
+                 whose figures are computed as GET /reporting/dashboard/metrics computes them \
+                 for the same period, listings and currency (that route answers periods of up \
+                 to 366 nights)."
             }
         }
     }
@@ -563,7 +565,8 @@ const REVENUE_COLUMNS: &[Column] = &[
         32.0,
         "The listing's name in the PMS; \"Total\" on the last row, whose figures are those of \
          every listing over the whole period, computed from the unrounded sums exactly as \
-         /reporting/dashboard/metrics computes them: its counts are the sums of the rows', its \
+         /reporting/dashboard/metrics computes them (for up to 366 nights, the same figures it \
+         answers): its counts are the sums of the rows', its \
          Revenue may differ by a cent from the sum of the rounded rows, and its ratios \
          (Occupancy, ADR, RevPAR) are those of its sums, not sums of the rows' ratios.",
     ),
@@ -762,8 +765,9 @@ fn revenue_cells(row: BucketFigures, buckets: &Buckets, currency: &Currency) -> 
 }
 
 /// The revenue export's last row: every listing in scope over the whole period, with the
-/// figures `GET /reporting/dashboard/metrics` answers for the same period, listings and
-/// currency (the same computation, unrounded until the end).
+/// figures `GET /reporting/dashboard/metrics` computes for the same period, listings and
+/// currency (the same computation, unrounded until the end; the route answers up to 366 nights,
+/// the export takes 730).
 pub async fn revenue_total_row(
     conn: &mut PgConnection,
     spec: &ExportSpec,
@@ -1394,7 +1398,9 @@ mod tests {
         assert_eq!(ExportFormat::parse("csv"), Some(ExportFormat::Csv));
         assert_eq!(ExportFormat::parse("pdf"), None);
         assert_eq!(ExportFormat::Csv.content_type(), "text/csv; charset=utf-8");
-        assert_eq!(ExportType::Revenue.max_nights(), Some(366));
+        // Revenue is by month, as a monthly chart: two years.
+        assert_eq!(ExportType::Revenue.max_nights(), Some(730));
+        assert_eq!(ExportType::Listings.max_nights(), Some(366));
         assert_eq!(ExportType::Occupancy.max_nights(), Some(366));
         assert_eq!(ExportType::Reservations.max_nights(), None);
     }

@@ -17,7 +17,11 @@
 //! - nights are the listings × the range's nights; available nights those less the owner nights;
 //! - bookings are the counted stays checking in inside the range (any currency);
 //! - occupancy = booked / available × 100, ADR = revenue / priced nights, RevPAR = revenue /
-//!   available, each rounded to 2 decimals half away from zero at the end only, 0 for x / 0.
+//!   available, each rounded to 2 decimals half away from zero at the end only, 0 for x / 0;
+//! - `change` = (value − previous) / previous × 100 of the figures as shown (rounded to 2
+//!   decimals), itself rounded to 2 decimals; null when the shown previous is 0.00, so that a
+//!   reader recomputes it from the two numbers on the screen, and a previous of a few
+//!   thousandths gives no change of millions of percent.
 //!
 //! One statement computes them for any contiguous set of ranges ([`Buckets`]): the metrics (the
 //! previous period and the period), the chart series (days, weeks, months of both), the occupancy
@@ -66,7 +70,8 @@ ADR = revenue / booked nights of stays in the currency. RevPAR = revenue / avail
 Bookings: counted stays checking in inside the period (any currency). Figures are rounded to 2 \
 decimals (half away from zero) at the end only; a division by 0 gives 0. previous: the same figure \
 over the period of as many nights ending the day before startDate. change = (value − previous) / \
-previous × 100 of the rounded figures, rounded to 2 decimals; null when previous is 0.";
+previous × 100 of the rounded figures (as shown), rounded to 2 decimals; null when the rounded \
+previous is 0 (0.00).";
 
 /// How the period of a figure is read, for OpenAPI descriptions.
 pub const PERIOD_DEFINITION: &str = "startDate and endDate (YYYY-MM-DD) are both included: the \
@@ -634,37 +639,16 @@ impl Figures {
     pub fn revpar(&self) -> Decimal {
         ratio(self.revenue, self.available_nights())
     }
-
-    /// Occupancy, ADR and RevPAR unrounded: what a change is computed from, so that nothing is
-    /// rounded before the change itself is.
-    pub fn exact_occupancy(&self) -> Decimal {
-        exact_ratio(
-            Decimal::from(self.booked_nights) * Decimal::ONE_HUNDRED,
-            self.available_nights(),
-        )
-    }
-
-    pub fn exact_adr(&self) -> Decimal {
-        exact_ratio(self.revenue, self.priced_nights)
-    }
-
-    pub fn exact_revpar(&self) -> Decimal {
-        exact_ratio(self.revenue, self.available_nights())
-    }
 }
 
 /// `numerator / denominator` rounded to 2 decimals, 0 when the denominator is 0.
 fn ratio(numerator: Decimal, denominator: i64) -> Decimal {
-    round2(exact_ratio(numerator, denominator))
-}
-
-/// `numerator / denominator` unrounded (28 digits), 0 when the denominator is 0.
-fn exact_ratio(numerator: Decimal, denominator: i64) -> Decimal {
     if denominator == 0 {
         return Decimal::ZERO;
     }
     numerator
         .checked_div(Decimal::from(denominator))
+        .map(round2)
         .unwrap_or_default()
 }
 
@@ -673,9 +657,11 @@ pub fn round2(d: Decimal) -> Decimal {
     d.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
 }
 
-/// (value − previous) / previous × 100 of the unrounded figures, rounded to 2 decimals (nothing
-/// is rounded before); `None` when previous is 0.
+/// (value − previous) / previous × 100 of the figures rounded to 2 decimals (as they are shown:
+/// [`DEFINITIONS`]), rounded to 2 decimals; `None` when the rounded previous is 0 (0.00). The
+/// figures may be given rounded or not: they are rounded here first.
 pub fn change(value: Decimal, previous: Decimal) -> Option<Decimal> {
+    let (value, previous) = (round2(value), round2(previous));
     if previous.is_zero() {
         return None;
     }
@@ -954,20 +940,16 @@ pub async fn metrics(
     let buckets = Buckets::with_previous(period, None);
     let rows = figures(conn, scope, &buckets, currency, false).await?;
     let (previous, current) = previous_and_current(&rows);
-    // Shown rounded; the change from the unrounded figures.
+    // The figures as shown (rounded), and the change between those.
     let trio = |value: Decimal, before: Decimal| {
-        (
-            number(round2(value)),
-            number(round2(before)),
-            change_json(value, before),
-        )
+        (number(value), number(before), change_json(value, before))
     };
-    let (revenue, revenue_before, revenue_change) = trio(current.revenue, previous.revenue);
+    let (revenue, revenue_before, revenue_change) =
+        trio(current.revenue_rounded(), previous.revenue_rounded());
     let (occupancy, occupancy_before, occupancy_change) =
-        trio(current.exact_occupancy(), previous.exact_occupancy());
-    let (adr, adr_before, adr_change) = trio(current.exact_adr(), previous.exact_adr());
-    let (revpar, revpar_before, revpar_change) =
-        trio(current.exact_revpar(), previous.exact_revpar());
+        trio(current.occupancy(), previous.occupancy());
+    let (adr, adr_before, adr_change) = trio(current.adr(), previous.adr());
+    let (revpar, revpar_before, revpar_change) = trio(current.revpar(), previous.revpar());
     Ok(json!({
         "period": period.json(),
         "previousPeriod": period.previous().json(),
@@ -1509,12 +1491,39 @@ mod tests {
     }
 
     #[test]
+    fn change_is_computed_from_the_figures_as_shown() {
+        // RevPAR 15,166.666… / 88 = 172.348… shown 172.35, beside 7,500 / 93 = 80.645… shown
+        // 80.65: (172.35 − 80.65) / 80.65 × 100 = 113.7011… → 113.70, what a reader gets from the
+        // two numbers (the unrounded ones would give 113.7121… → 113.71).
+        let revenue = dec("15166.6666666667");
+        assert_eq!(
+            change(revenue / Decimal::from(88), dec("7500") / Decimal::from(93)),
+            Some(dec("113.70"))
+        );
+        // Both shown as 100.00: no change (the unrounded 0.008 % would show as 0.01).
+        assert_eq!(change(dec("100.004"), dec("99.996")), Some(Decimal::ZERO));
+        // A previous shown as 0.00 is 0: null, not (100 − 0.004) / 0.004 × 100 = 2,499,900.
+        assert_eq!(change(dec("100"), dec("0.004")), None);
+        assert_eq!(change_json(dec("100"), dec("0.0049999")), Value::Null);
+        assert_eq!(change(dec("100"), dec("-0.004")), None);
+        // 0.005 is shown as 0.01: (100 − 0.01) / 0.01 × 100.
+        assert_eq!(change(dec("100"), dec("0.005")), Some(dec("999900")));
+    }
+
+    #[test]
     fn the_definitions_stay_short_enough_to_quote() {
         assert!(DEFINITIONS.len() <= 1_500, "{}", DEFINITIONS.len());
         for term in ["CONFIRMED", "OWNER_STAY", "ADR", "RevPAR", "null"] {
             assert!(DEFINITIONS.contains(term), "{term}");
         }
-        assert!(PERIOD_DEFINITION.contains("366"));
+        // The limits as the code has them (the revenue export's is `exports`' own check).
+        assert!(
+            PERIOD_DEFINITION.contains(&format!(
+                "more than {MAX_PERIOD_NIGHTS} nights ({MAX_MONTHLY_PERIOD_NIGHTS} for monthly \
+                 charts and the revenue export;"
+            )),
+            "{PERIOD_DEFINITION}"
+        );
         assert!(CURRENCY_DEFINITION.contains("REPORTING_CURRENCY"));
     }
 }

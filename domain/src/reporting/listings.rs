@@ -10,9 +10,9 @@ use serde_json::Value;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use super::figures::{Currency, Period};
+use super::figures::Period;
 use super::hostaway::ListingRecord;
-use super::metrics;
+use super::metrics::{self, MetricsCurrency};
 use crate::inventory::items::like_escape;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
@@ -154,13 +154,14 @@ impl ListingFilter {
 }
 
 /// A page of listings ordered by name (in any letter case), each with its `metrics` over
-/// `period` in `currency` ([`super::figures`]), and the total matching the filter.
+/// `period` in `currency` (each listing's own, or the one asked: [`MetricsCurrency`];
+/// [`super::figures`]), and the total matching the filter.
 pub async fn list_listings(
     conn: &mut PgConnection,
     filter: &ListingFilter,
     page: PageRequest,
     period: Period,
-    currency: &Currency,
+    currency: &MetricsCurrency,
 ) -> Result<JsonPage> {
     let list = ListSql {
         count_from: " FROM pms_listings l",
@@ -177,7 +178,7 @@ pub async fn get_listing(
     conn: &mut PgConnection,
     id: Uuid,
     period: Period,
-    currency: &Currency,
+    currency: &MetricsCurrency,
 ) -> Result<Value> {
     let listing: Value = sqlx::query_scalar(concat!(
         "SELECT ",

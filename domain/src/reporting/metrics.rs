@@ -1,6 +1,8 @@
 //! A listing's `metrics`, as the listing routes show them: the figures of [`super::figures`]
-//! (where every formula is) of one listing over a period, in one currency. A page of listings
-//! gets them from one statement over the page's listings, merged into the page's JSON by id.
+//! (where every formula is) of one listing over a period, in one currency: the one asked for,
+//! else the listing's own ([`MetricsCurrency`]), so that a USD listing shows its USD revenue. A
+//! page of listings gets them from one statement per currency among the page's listings (one
+//! for a page asked in one currency), merged into the page's JSON by id.
 
 use std::collections::HashMap;
 
@@ -11,6 +13,34 @@ use uuid::Uuid;
 use super::figures::{self, Buckets, Currency, Figures, Period, Scope, number};
 use crate::pagination::JsonPage;
 use crate::{Error, Result};
+
+/// The currency of listings' `metrics`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetricsCurrency {
+    /// The request's `currency`: every listing's money figures in it.
+    Asked(Currency),
+    /// Each listing's own currency (its `currency`); `fallback` (`REPORTING_CURRENCY`) for a
+    /// listing without one.
+    ListingsOwn { fallback: Currency },
+}
+
+impl MetricsCurrency {
+    /// The currency of the metrics of a listing whose own currency is `own`, as stored (none, or
+    /// not a 3-letter code: the fallback).
+    pub fn for_listing(&self, own: Option<&str>) -> Currency {
+        match self {
+            Self::Asked(currency) => currency.clone(),
+            Self::ListingsOwn { fallback } => own
+                .and_then(Currency::new_setting)
+                .unwrap_or_else(|| fallback.clone()),
+        }
+    }
+
+    /// The currency of the metrics of `listing`, a listing's JSON with its `currency` member.
+    fn of(&self, listing: &Value) -> Currency {
+        self.for_listing(listing.get("currency").and_then(Value::as_str))
+    }
+}
 
 /// `{revenue, occupancy, bookings, adr, revpar, bookedNights, availableNights, currency,
 /// startDate, endDate}`.
@@ -29,28 +59,32 @@ pub fn json(figures: &Figures, period: Period, currency: &Currency) -> Value {
     })
 }
 
-/// The metrics of each listing of `ids` over the period (no id: nothing computed).
+/// The metrics of each listing of `listings` over the period, each in the currency beside it:
+/// one statement per currency (no listing: nothing computed).
 pub async fn of_listings(
     conn: &mut PgConnection,
-    ids: &[Uuid],
+    listings: &[(Uuid, Currency)],
     period: Period,
-    currency: &Currency,
 ) -> Result<HashMap<Uuid, Value>> {
-    if ids.is_empty() {
-        // An empty scope would be every ACTIVE listing.
-        return Ok(HashMap::new());
+    // The listings of each currency, the currencies in their first listing's order.
+    let mut groups: Vec<(&Currency, Vec<Uuid>)> = Vec::new();
+    for (id, currency) in listings {
+        match groups.iter_mut().find(|(c, _)| *c == currency) {
+            Some((_, ids)) => ids.push(*id),
+            None => groups.push((currency, vec![*id])),
+        }
     }
-    let scope = Scope {
-        listing_ids: ids.to_vec(),
-    };
-    let rows = figures::figures(conn, &scope, &Buckets::whole(period), currency, true).await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|row| {
+    let mut metrics = HashMap::with_capacity(listings.len());
+    // Never an empty scope: it would be every ACTIVE listing.
+    for (currency, ids) in groups {
+        let scope = Scope { listing_ids: ids };
+        let rows = figures::figures(conn, &scope, &Buckets::whole(period), currency, true).await?;
+        metrics.extend(rows.into_iter().filter_map(|row| {
             let listing = row.listing?;
             Some((listing.id, json(&row.figures, period, currency)))
-        })
-        .collect())
+        }));
+    }
+    Ok(metrics)
 }
 
 /// The listing's `id` member, as its JSON holds it.
@@ -58,40 +92,47 @@ fn id_of(item: &Value) -> Option<Uuid> {
     item.get("id")?.as_str()?.parse().ok()
 }
 
-/// Sets `metrics` of one listing (a JSON object with its `id`).
+/// Sets `metrics` of one listing (a JSON object with its `id` and `currency`).
 pub async fn add_to_listing(
     conn: &mut PgConnection,
     mut listing: Value,
     period: Period,
-    currency: &Currency,
+    currency: &MetricsCurrency,
 ) -> Result<Value> {
-    let ids: Vec<Uuid> = id_of(&listing).into_iter().collect();
-    let mut metrics = of_listings(conn, &ids, period, currency).await?;
-    if let (Some(id), Some(object)) = (ids.first(), listing.as_object_mut()) {
+    let currency = currency.of(&listing);
+    let Some(id) = id_of(&listing) else {
+        return Ok(listing);
+    };
+    let mut metrics = of_listings(conn, &[(id, currency.clone())], period).await?;
+    if let Some(object) = listing.as_object_mut() {
         let value = metrics
-            .remove(id)
-            .unwrap_or_else(|| json(&Figures::default(), period, currency));
+            .remove(&id)
+            .unwrap_or_else(|| json(&Figures::default(), period, &currency));
         object.insert("metrics".to_owned(), value);
     }
     Ok(listing)
 }
 
-/// Sets `metrics` of every listing of a page (its `data`, a JSON array of listing objects).
+/// Sets `metrics` of every listing of a page (its `data`, a JSON array of listing objects with
+/// their `id` and `currency`).
 pub async fn add_to_page(
     conn: &mut PgConnection,
     mut page: JsonPage,
     period: Period,
-    currency: &Currency,
+    currency: &MetricsCurrency,
 ) -> Result<JsonPage> {
     let mut items: Vec<Value> = serde_json::from_str(&page.data)
         .map_err(|e| Error::Internal(anyhow::anyhow!("a listing page is not a JSON array: {e}")))?;
-    let ids: Vec<Uuid> = items.iter().filter_map(id_of).collect();
-    let mut metrics = of_listings(conn, &ids, period, currency).await?;
+    let listings: Vec<(Uuid, Currency)> = items
+        .iter()
+        .filter_map(|item| Some((id_of(item)?, currency.of(item))))
+        .collect();
+    let mut metrics = of_listings(conn, &listings, period).await?;
     for item in &mut items {
         let Some(id) = id_of(item) else { continue };
         let value = metrics
             .remove(&id)
-            .unwrap_or_else(|| json(&Figures::default(), period, currency));
+            .unwrap_or_else(|| json(&Figures::default(), period, &currency.of(item)));
         if let Some(object) = item.as_object_mut() {
             object.insert("metrics".to_owned(), value);
         }
@@ -130,6 +171,23 @@ mod tests {
                 "startDate": "2026-03-01", "endDate": "2026-03-31"
             })
         );
+    }
+
+    #[test]
+    fn metrics_are_in_the_listings_own_currency_unless_one_is_asked() {
+        let thb = Currency::default();
+        let usd = Currency::new_setting("USD").unwrap();
+        let own = MetricsCurrency::ListingsOwn {
+            fallback: thb.clone(),
+        };
+        assert_eq!(own.of(&json!({"currency": "USD"})), usd);
+        assert_eq!(own.for_listing(Some("idr")).as_str(), "IDR");
+        // None, or not a code: REPORTING_CURRENCY.
+        assert_eq!(own.of(&json!({"currency": null})), thb);
+        assert_eq!(own.for_listing(Some("dollars")), thb);
+        assert_eq!(own.for_listing(None), thb);
+        let asked = MetricsCurrency::Asked(thb.clone());
+        assert_eq!(asked.of(&json!({"currency": "USD"})), thb);
     }
 
     #[test]

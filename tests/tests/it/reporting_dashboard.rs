@@ -13,7 +13,7 @@ use reqwest::{Method, header::HeaderMap};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
 use sqlx::PgPool;
-use tests::{TestApp, json as read_json};
+use tests::{TestApp, TestAppOptions, json as read_json};
 use uuid::Uuid;
 
 use crate::auth::assert_error_shape;
@@ -368,6 +368,18 @@ pub fn refused(answer: &(u16, Value), field: &str) -> String {
     message
 }
 
+/// An app whose `BUSINESS_TIME_ZONE` is now far from midnight and, most hours, on another date
+/// than UTC ([`tests::zone_far_from_midnight`]), for the tests of "today": they take it from the
+/// app ([`TestApp::today`]), so that the day cannot change between the test's reading and the
+/// API's, and a test reading UTC's date instead fails.
+pub async fn app_far_from_midnight(pool: PgPool) -> TestApp {
+    let options = TestAppOptions {
+        business_time_zone: tests::zone_far_from_midnight(),
+        ..TestAppOptions::default()
+    };
+    TestApp::spawn_with(pool, options).await
+}
+
 /// Asserts `m[name]` is `{<value_key>: value, previous, change}` (`change` None: null).
 fn assert_figure(
     m: &Value,
@@ -507,9 +519,9 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     // Change: (15,166.67 − 7,500) / 7,500 × 100 = 102.222… → 102.22.
     assert_figure(&m, "revenue", "total", "15166.67", "7500", Some("102.22"));
     // Occupancy: 19 / 88 × 100 = 21.5909… → 21.59; previous 10 / 93 × 100 = 10.7526… → 10.75;
-    // change from the unrounded figures: (19/88 − 10/93) / (10/93) × 100 = (1,767/880 − 1) × 100
-    // = 100.7954… → 100.80 (from the rounded ones it would be 100.84).
-    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.80"));
+    // change from those rounded figures, as stated: (21.59 − 10.75) / 10.75 × 100 = 100.837… →
+    // 100.84 (from the unrounded ones it would be 100.7954… → 100.80).
+    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.84"));
     // ADR over the THB nights only (19 less #9's 3 in USD and #10's 2 without currency = 14):
     // 15,166.666… / 14 = 1,083.333… → 1,083.33; previous 7,500 / 10 = 750;
     // change (1,083.33 − 750) / 750 × 100 = 44.444 → 44.44.
@@ -518,9 +530,8 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     // in February); previous: #1, #12 = 2 (#13 checked in on 27 January); (5 − 2) / 2 × 100 = 150.
     assert_bookings(&m, 5, 2, Some("150"));
     // RevPAR: 15,166.666… / 88 = 172.348… → 172.35; previous 7,500 / 93 = 80.645… → 80.65;
-    // change unrounded: (15,166.666…/88) / (7,500/93) = 1,410,500 / 660,000 = 2.137121…
-    // → 113.71 (from the rounded figures 113.70).
-    assert_figure(&m, "revpar", "value", "172.35", "80.65", Some("113.71"));
+    // change (172.35 − 80.65) / 80.65 × 100 = 113.7011… → 113.70 (unrounded: 113.71).
+    assert_figure(&m, "revpar", "value", "172.35", "80.65", Some("113.70"));
 
     // In USD (the currency is read in any letter case): only #9's money, 3 × 100 = 300 over its
     // 3 nights; nothing in USD before, so every money change is null. Nights and bookings do not
@@ -537,7 +548,7 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     assert_figure(&m, "adr", "value", "100", "0", None);
     // RevPAR 300 / 88 = 3.409… → 3.41.
     assert_figure(&m, "revpar", "value", "3.41", "0", None);
-    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.80"));
+    assert_figure(&m, "occupancy", "rate", "21.59", "10.75", Some("100.84"));
     assert_bookings(&m, 5, 2, Some("150"));
 
     // Named listings, an INACTIVE one among them: A and D.
@@ -565,15 +576,15 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
     // Revenue 3,000 + 7,500 + 3,000 = 13,500; previous 2,000 + 3,000 = 5,000; change 170.
     assert_figure(&m, "revenue", "total", "13500", "5000", Some("170"));
     // 11 / 57 × 100 = 19.298… → 19.30; 5 / 62 × 100 = 8.0645… → 8.06;
-    // change unrounded: (11/57) / (5/62) = 682 / 285 = 2.392982… → 139.30.
-    assert_figure(&m, "occupancy", "rate", "19.30", "8.06", Some("139.30"));
+    // change (19.30 − 8.06) / 8.06 × 100 = 139.454… → 139.45 (unrounded: 139.30).
+    assert_figure(&m, "occupancy", "rate", "19.30", "8.06", Some("139.45"));
     // 13,500 / 11 = 1,227.2727… → 1,227.27; 5,000 / 5 = 1,000; change 22.727 → 22.73.
     assert_figure(&m, "adr", "value", "1227.27", "1000", Some("22.73"));
     // #2 and #11 check in; before, #1: (2 − 1) / 1 × 100 = 100.
     assert_bookings(&m, 2, 1, Some("100"));
     // 13,500 / 57 = 236.842… → 236.84; 5,000 / 62 = 80.645… → 80.65;
-    // change unrounded: (13,500/57) / (5,000/62) = 837,000 / 285,000 = 2.936842… → 193.68.
-    assert_figure(&m, "revpar", "value", "236.84", "80.65", Some("193.68"));
+    // change (236.84 − 80.65) / 80.65 × 100 = 193.664… → 193.66 (unrounded: 193.68).
+    assert_figure(&m, "revpar", "value", "236.84", "80.65", Some("193.66"));
 
     // C alone in THB: money 0 now and before (null changes), nights all the same: #9 3 + #10 2
     // of 31: 16.129… → 16.13, before 0 of 31 → 0: a change from 0 is null too.
@@ -615,10 +626,54 @@ async fn metrics_follow_the_stated_definitions_over_the_period_and_the_previous_
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
-async fn without_dates_the_period_is_the_thirty_nights_ending_today(pool: PgPool) {
+async fn a_change_is_computed_from_the_figures_as_shown_and_is_null_from_a_shown_zero(
+    pool: PgPool,
+) {
     let app = TestApp::spawn(pool.clone()).await;
-    // The API's business day (UTC in tests), never the database's current_date.
-    let today = domain::clock::BusinessZone::default().today();
+    let listing = insert_listing(&pool, 401, "Villa Sliver", "ACTIVE", "THB").await;
+    let stay = |pms_id: i64, check_in: &str, check_out: &str, total: &str| Stay {
+        pms_id,
+        listing_pms_id: 401,
+        status: "CONFIRMED",
+        currency: Some("THB"),
+        check_in: date(check_in),
+        check_out: date(check_out),
+        channel: "AIRBNB",
+        total: d(total),
+    };
+    // The period: 1–3 March 2026 (3 nights); the previous one: 26–28 February.
+    // #1: 28 February – 2 March, 0.01 over 3 nights: 0.00333… on the 28th (previous), 0.00666…
+    // on the 1st and 2nd; it checks in in the previous period.
+    insert_stay(&pool, &stay(1, "2026-02-28", "2026-03-03", "0.01")).await;
+    // #2: the 3rd, 300.00, a check-in.
+    insert_stay(&pool, &stay(2, "2026-03-03", "2026-03-04", "300.00")).await;
+    let path = format!("{METRICS}?startDate=2026-03-01&endDate=2026-03-03&listingIds={listing}");
+    let (status, m) = get(&app, &path).await;
+    assert_eq!(status, 200, "{m}");
+    assert_eq!(
+        m["nights"],
+        json!({"booked": 3, "available": 3, "previousBooked": 1, "previousAvailable": 3,
+            "priced": 3, "previousPriced": 1})
+    );
+    // Revenue 300.00666… → 300.01; previous 0.00333… → 0.00: shown as 0, so no change (from the
+    // unrounded figures it would be (300.00666… − 0.00333…) / 0.00333… × 100 = 9,000,100 %).
+    assert_figure(&m, "revenue", "total", "300.01", "0", None);
+    // ADR 300.00666… / 3 = 100.002… → 100.00; previous 0.00333… / 1 → 0.00: null.
+    assert_figure(&m, "adr", "value", "100", "0", None);
+    // RevPAR 300.00666… / 3 → 100.00; previous 0.00333… / 3 = 0.0011… → 0.00: null.
+    assert_figure(&m, "revpar", "value", "100", "0", None);
+    // Occupancy 3 / 3 = 100; previous 1 / 3 = 33.333… → 33.33; change from those:
+    // (100 − 33.33) / 33.33 × 100 = 200.030… → 200.03 (from the unrounded ones: 200).
+    assert_figure(&m, "occupancy", "rate", "100", "33.33", Some("200.03"));
+    // #2 checks in now, #1 before: no change.
+    assert_bookings(&m, 1, 1, Some("0"));
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn without_dates_the_period_is_the_thirty_nights_ending_today(pool: PgPool) {
+    let app = app_far_from_midnight(pool.clone()).await;
+    // The API's business day, never UTC's nor the database's current_date.
+    let today = app.today();
     let day = |offset: i64| today + TimeDelta::days(offset);
     insert_listing(&pool, 201, "Villa Today", "ACTIVE", "THB").await;
     let stay = |pms_id: i64, check_in: i64, check_out: i64, total: &str| Stay {
@@ -1203,8 +1258,8 @@ async fn occupancy_has_every_night_and_the_busiest_listing_first(pool: PgPool) {
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn dashboard_reservations_are_those_in_progress_and_arriving_soonest_first(pool: PgPool) {
-    let app = TestApp::spawn(pool.clone()).await;
-    let today = domain::clock::BusinessZone::default().today();
+    let app = app_far_from_midnight(pool.clone()).await;
+    let today = app.today();
     let day = |offset: i64| today + TimeDelta::days(offset);
     let listing = insert_listing(&pool, 301, "Villa Today", "ACTIVE", "THB").await;
     // (PMS id, status, check-in, check-out) relative to today.

@@ -670,6 +670,94 @@ async fn a_revenue_export_has_a_row_per_listing_and_month_and_totals_as_the_dash
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_revenue_export_takes_two_years_of_months_as_its_description_says(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let f = load_fixture(&pool).await;
+
+    // What the API description says of the period: the request's endDate and the definitions.
+    let (status, doc) = read_json(app.get_anonymous("/openapi.json").await).await;
+    assert_eq!(status, 200);
+    let request = &doc["components"]["schemas"]["ExportRequest"];
+    let end_date = request["properties"]["endDate"]["description"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no endDate description in {request}"));
+    assert!(
+        end_date.contains("at most 366 nights for listings and occupancy, 730 for revenue"),
+        "{end_date}"
+    );
+    let definitions = request["description"].as_str().unwrap_or_default();
+    assert!(
+        definitions.contains("730 for monthly charts and the revenue export"),
+        "{definitions}"
+    );
+
+    // And so it is: 2024-04-01 .. 2026-03-31, 365 + 365 = 730 nights, is made.
+    let worker = app.worker(exports_registry());
+    let file_name = "revenue_2024-04-01_2026-03-31.xlsx";
+    let id = start(
+        &app,
+        &json!({"type": "revenue", "startDate": "2024-04-01", "endDate": "2026-03-31",
+                "listingIds": [f.a]}),
+    )
+    .await;
+    let export = wait_done(&app, id).await;
+    assert_completed(&export, id, "revenue", "excel", file_name);
+    // A's 24 months, then the Total row.
+    assert_eq!(export["rowCount"], 25, "{export}");
+    let (_, bytes) = download(&app, id).await;
+    let mut wb = open(&bytes);
+    let rows = data_sheet(&mut wb, "Revenue", REVENUE_COLUMNS);
+    assert_eq!(rows.len(), 25, "{rows:?}");
+    let months: Vec<&str> = rows[..24].iter().map(|row| text(&row[0])).collect();
+    assert_eq!(months[0], "2024-04");
+    assert_eq!(months[23], "2026-03");
+    assert!(rows[..24].iter().all(|row| text(&row[3]) == "Villa Zinnia"));
+    // A's stays, all inside: #13 4 nights in January 2026 (4,000), #1 3 in February and 3 in
+    // March (6,000), #2 5 in March (7,500); the owner stays block 5 nights of March.
+    // (month, [nights, booked, available], revenue)
+    for (row, expected) in rows[21..24].iter().zip([
+        ("2026-01", [31, 4, 31], "4000"),
+        ("2026-02", [28, 3, 28], "3000"),
+        ("2026-03", [31, 8, 26], "10500"),
+    ]) {
+        let (month, nights, revenue) = expected;
+        assert_eq!(text(&row[0]), month, "{row:?}");
+        assert_eq!(
+            [int(&row[4]), int(&row[5]), int(&row[6])],
+            nights,
+            "{row:?}"
+        );
+        assert_eq!(money(&row[7]), d(revenue), "{row:?}");
+    }
+    // Total: 730 nights less 5 blocked = 725 available; 15 booked: 2.068… → 2.07 %; 17,500;
+    // ADR 17,500 / 15 = 1,166.666… → 1,166.67; RevPAR 17,500 / 725 = 24.137… → 24.14; 3
+    // check-ins.
+    let total = &rows[24];
+    assert_eq!(text(&total[3]), "Total");
+    assert_eq!(
+        [int(&total[4]), int(&total[5]), int(&total[6])],
+        [730, 15, 725]
+    );
+    assert_eq!(
+        [
+            money(&total[7]),
+            money(&total[8]),
+            money(&total[9]),
+            money(&total[10])
+        ],
+        ["17500", "2.07", "1166.67", "24.14"].map(d)
+    );
+    assert_eq!(int(&total[11]), 3);
+    assert_definitions(
+        &mut wb,
+        REVENUE_COLUMNS,
+        &["2024-04-01", "2026-03-31", "730 nights"],
+        &["Villa Zinnia"],
+    );
+    worker.shutdown().await;
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn a_listings_export_has_a_row_per_listing_in_scope_with_its_figures(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
     let f = load_fixture(&pool).await;
@@ -1566,9 +1654,9 @@ async fn bad_export_requests_are_400_naming_the_member_and_start_nothing(pool: P
             json!({"type": "occupancy", "startDate": "2025-01-01", "endDate": "2026-01-02"}),
             "endDate",
         ),
-        // Revenue by month: up to 366 nights too (its Total row is a period the metrics answer).
+        // Revenue by month: up to 730 nights. 2024-03-31 .. 2026-03-31: 731 (2024 is a leap year).
         (
-            json!({"type": "revenue", "startDate": "2025-01-01", "endDate": "2026-01-02"}),
+            json!({"type": "revenue", "startDate": "2024-03-31", "endDate": "2026-03-31"}),
             "endDate",
         ),
         (
@@ -1627,7 +1715,7 @@ async fn bad_export_requests_are_400_naming_the_member_and_start_nothing(pool: P
     assert_eq!(jobs, 0, "nor a job");
 
     // Accepted: the file is named after the type and the period.
-    let today = domain::clock::BusinessZone::default().today();
+    let today = app.today();
     for (body, name) in [
         // 2025-04-01 .. 2026-03-31: 365 nights, revenue by month.
         (

@@ -22,19 +22,31 @@ use crate::auth::assert_error_shape;
 use crate::management_villas::{create_villa, send};
 use crate::reporting_dashboard::d;
 
-/// A listing as a sync would have stored it.
+/// A listing as a sync would have stored it, in USD.
 async fn insert_listing(pool: &PgPool, pms_id: i64, name: &str, status: &str) -> Uuid {
+    insert_listing_in(pool, pms_id, name, status, Some("USD")).await
+}
+
+/// [`insert_listing`] in `currency`.
+async fn insert_listing_in(
+    pool: &PgPool,
+    pms_id: i64,
+    name: &str,
+    status: &str,
+    currency: Option<&str>,
+) -> Uuid {
     let id = Uuid::now_v7();
     sqlx::query(
         "INSERT INTO pms_listings (id, pms_id, name, status, bedrooms, location, currency,
                                    internal_name, raw, synced_at)
-         VALUES ($1, $2, $3, $4, 3, 'Canggu, Indonesia', 'USD', NULL, $5, now())",
+         VALUES ($1, $2, $3, $4, 3, 'Canggu, Indonesia', $6, NULL, $5, now())",
     )
     .bind(id)
     .bind(pms_id)
     .bind(name)
     .bind(status)
     .bind(json!({"id": pms_id, "name": name}))
+    .bind(currency)
     .execute(pool)
     .await
     .unwrap();
@@ -389,11 +401,13 @@ fn assert_metrics(
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn listing_metrics_follow_the_dashboard_definitions_over_a_period(pool: PgPool) {
-    let app = TestApp::spawn(pool.clone()).await;
-    let busy = insert_listing(&pool, 1, "Villa Busy", "ACTIVE").await;
-    let other = insert_listing(&pool, 2, "Villa Other", "ACTIVE").await;
-    let idle = insert_listing(&pool, 3, "Villa Idle", "ACTIVE").await;
-    let recent = insert_listing(&pool, 4, "Villa Recent", "ACTIVE").await;
+    let app = crate::reporting_dashboard::app_far_from_midnight(pool.clone()).await;
+    // THB listings: their metrics are in THB unless another currency is asked for.
+    let thb = Some("THB");
+    let busy = insert_listing_in(&pool, 1, "Villa Busy", "ACTIVE", thb).await;
+    let other = insert_listing_in(&pool, 2, "Villa Other", "ACTIVE", thb).await;
+    let idle = insert_listing_in(&pool, 3, "Villa Idle", "ACTIVE", thb).await;
+    let recent = insert_listing_in(&pool, 4, "Villa Recent", "ACTIVE", thb).await;
     let date = |s: &str| NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap();
     let stay = |pms_id: i64, listing: i64, check_in: &str, nights: i32, status, total: i64| Stay {
         pms_id,
@@ -439,9 +453,9 @@ async fn listing_metrics_follow_the_dashboard_definitions_over_a_period(pool: Pg
     // Another listing's stay counts for it alone: 30–31 March, the 30th inside: 150.00.
     let others = stay(21, 2, "2026-03-30", 2, "CONFIRMED", 300);
     insert_stay_in(&pool, &others, Some("THB")).await;
-    // For the default period (the 30 nights ending today, the API's business day, UTC in tests):
-    // 3 nights from yesterday, 900.00 = 300 a night; yesterday and today inside.
-    let today = domain::clock::BusinessZone::default().today();
+    // For the default period (the 30 nights ending today, the API's business day): 3 nights from
+    // yesterday, 900.00 = 300 a night; yesterday and today inside.
+    let today = app.today();
     let yesterday = Stay {
         pms_id: 24,
         listing_pms_id: Some(4),
@@ -523,6 +537,104 @@ async fn listing_metrics_follow_the_dashboard_definitions_over_a_period(pool: Pg
             assert!(message.contains(field), "{path}?{query}: {message}");
         }
     }
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_listings_metrics_are_in_its_own_currency_unless_another_is_asked(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    // The dashboard's fixture: A (Villa Zinnia) a THB listing, C (Villa Magnolia) a USD one with
+    // #9, 300.00 in USD over 10–12 March, and #10 without a currency over 20–21 March.
+    let f = crate::reporting_dashboard::load_fixture(&pool).await;
+    let march = "startDate=2026-03-01&endDate=2026-03-31";
+    let in_march = |currency| (currency, "2026-03-01", "2026-03-31");
+    // C: 5 booked nights of 31 (16.13 %), 2 check-ins; in USD its 300.00 over its 3 USD nights
+    // (ADR 100), RevPAR 300 / 31 = 9.677… → 9.68.
+    let c_in_usd = ("300", "16.13", 2, "100", "9.68", 5, 31);
+    let c_in_thb = ("0", "16.13", 2, "0", "0", 5, 31);
+    // A: #1's 3 nights (3,000) and #2's 5 (7,500) of 31 less 5 blocked = 26: 30.77 %; ADR
+    // 10,500 / 8 = 1,312.50; RevPAR 10,500 / 26 = 403.846… → 403.85; check-in #2.
+    let a_in_thb = ("10500", "30.77", 1, "1312.5", "403.85", 8, 26);
+    let a_in_usd = ("0", "30.77", 1, "0", "0", 8, 26);
+
+    // One listing: its own currency by default.
+    let (status, c) = get(
+        &app,
+        &format!("/reporting/listings/{}?{march}", f.c),
+        "viewer",
+    )
+    .await;
+    assert_eq!(status, 200, "{c}");
+    assert_eq!(c["currency"], "USD");
+    assert_metrics(&c, c_in_usd, in_march("USD"));
+    let (status, a) = get(
+        &app,
+        &format!("/reporting/listings/{}?{march}", f.a),
+        "viewer",
+    )
+    .await;
+    assert_eq!(status, 200, "{a}");
+    assert_metrics(&a, a_in_thb, in_march("THB"));
+    // A page: each listing in its own.
+    let (status, page) = get(&app, &format!("/reporting/listings?{march}"), "viewer").await;
+    assert_eq!(status, 200, "{page}");
+    let of = |name: &str| -> Value {
+        page["data"]
+            .as_array()
+            .and_then(|all| all.iter().find(|l| l["name"] == name))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {name} in {page}"))
+    };
+    assert_metrics(&of("Villa Magnolia"), c_in_usd, in_march("USD"));
+    assert_metrics(&of("Villa Zinnia"), a_in_thb, in_march("THB"));
+    assert_eq!(of("Villa Amber")["metrics"]["currency"], "THB", "{page}");
+
+    // A currency asked for wins, for every listing of a page too.
+    let path = format!("/reporting/listings/{}?{march}&currency=thb", f.c);
+    let (status, c) = get(&app, &path, "viewer").await;
+    assert_eq!(status, 200, "{c}");
+    assert_metrics(&c, c_in_thb, in_march("THB"));
+    let (status, page) = get(
+        &app,
+        &format!("/reporting/listings?{march}&currency=USD"),
+        "viewer",
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    for listing in page["data"].as_array().unwrap() {
+        assert_eq!(listing["metrics"]["currency"], "USD", "{listing}");
+    }
+    let a = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "Villa Zinnia")
+        .unwrap();
+    assert_metrics(a, a_in_usd, in_march("USD"));
+
+    // A listing without a currency: REPORTING_CURRENCY (THB).
+    let bare = insert_listing_in(&pool, 105, "Villa Bare", "ACTIVE", None).await;
+    let (status, body) = get(
+        &app,
+        &format!("/reporting/listings/{bare}?{march}"),
+        "viewer",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["currency"].is_null(), "{body}");
+    assert_metrics(&body, ("0", "0", 0, "0", "0", 0, 31), in_march("THB"));
+
+    // Linking C to a villa answers it with its metrics in its own currency too.
+    let villa = create_villa(&app, "Villa Magnolia").await;
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/reporting/listings/{}", f.c),
+        "manager",
+        Some(json!({"villaId": villa})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["metrics"]["currency"], "USD", "{body}");
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
