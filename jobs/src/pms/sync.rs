@@ -50,7 +50,11 @@
 //! longer has it: Hostaway stops returning a deleted record), in one transaction that also counts
 //! them (`retired`); then the cache is invalidated and the run completes, so that a client that
 //! sees COMPLETED never reads an answer from before the retirement. An attempt resumed after that
-//! transaction retires nothing more (what was retired is not retired again). Only the entities
+//! transaction retires nothing more (what was retired is not retired again); a run that fails
+//! after it (only the invalidation and COMPLETED were left) keeps what it retired, which the PMS
+//! no longer had when every page was stored. (Retiring in the transaction that writes COMPLETED
+//! would leave a moment when a client sees COMPLETED and is served an answer cached before the
+//! retirement.) Only the entities
 //! the run read in full are retired: those it asked for, and whose last pass met at least as many
 //! records as the PMS counted (a listing moving between offset pages, or a reservation hidden by a
 //! moving cursor, would otherwise be retired while the PMS still has it). What counts as met is
