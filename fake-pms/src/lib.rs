@@ -20,7 +20,7 @@
 //!
 //! and switches a real PMS does not have: failures (500/502/503 with the body a proxy or the
 //! application would send), slowness, scripted 429s, revoked tokens, other limits, data changed
-//! between two pages. [`Control`] holds them in-process; `/_fake/*` routes hold them for the
+//! between two pages, records deleted (no longer returned, as Hostaway does). [`Control`] holds them in-process; `/_fake/*` routes hold them for the
 //! binary.
 
 mod seed;
@@ -263,6 +263,24 @@ impl Control {
             record.insert("hostawayReservationId".into(), json!(next));
         }
         self.shared.store_touched(v)
+    }
+
+    /// Deletes listing `id` as Hostaway does: it is simply no longer returned (its
+    /// reservations stay). Answers the record, None when there is no such listing.
+    pub fn delete_listing(&self, id: i64) -> Option<Value> {
+        let mut data = write(&self.shared.data);
+        let at = data
+            .listings
+            .iter()
+            .position(|l| l.get("id").and_then(Value::as_i64) == Some(id))?;
+        Some(data.listings.remove(at))
+    }
+
+    /// Deletes reservation `id` as Hostaway does: it is simply no longer returned. Answers the
+    /// record (give it to [`Control::add_reservation`] to bring it back), None when there is no
+    /// such reservation.
+    pub fn delete_reservation(&self, id: i64) -> Option<Value> {
+        write(&self.shared.data).reservations.remove(id)
     }
 
     /// Calls `hook` with every `/v1` request just before its answer is sent; None removes it.

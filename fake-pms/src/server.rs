@@ -52,6 +52,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/_fake/throttle", post(control_throttle))
         .route("/_fake/limits", post(control_limits))
         .route("/_fake/revoke", post(control_revoke))
+        .route("/_fake/delete", post(control_delete))
         .route("/_fake/reset", post(control_reset))
         .route("/_fake/stats", get(control_stats));
     api.merge(control).fallback(not_found).with_state(shared)
@@ -638,6 +639,39 @@ async fn control_limits(State(shared): State<Arc<Shared>>, body: Bytes) -> Respo
 async fn control_revoke(State(shared): State<Arc<Shared>>) -> Response {
     control_of(&shared).revoke_tokens();
     done()
+}
+
+/// `{listings: [id, ...], reservations: [id, ...]}`: the records to delete (either list may be
+/// left out).
+#[derive(Deserialize, Default)]
+struct DeleteBody {
+    #[serde(default)]
+    listings: Vec<i64>,
+    #[serde(default)]
+    reservations: Vec<i64>,
+}
+
+/// Deletes records; answers how many of each were there to delete.
+async fn control_delete(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    let body: DeleteBody = match body_of(&body) {
+        Ok(b) => b,
+        Err(refused) => return refused,
+    };
+    let control = control_of(&shared);
+    let listings = body
+        .listings
+        .iter()
+        .filter(|&&id| control.delete_listing(id).is_some())
+        .count();
+    let reservations = body
+        .reservations
+        .iter()
+        .filter(|&&id| control.delete_reservation(id).is_some())
+        .count();
+    json_value(
+        StatusCode::OK,
+        &json!({"status": "success", "deleted": {"listings": listings, "reservations": reservations}}),
+    )
 }
 
 async fn control_reset(State(shared): State<Arc<Shared>>) -> Response {

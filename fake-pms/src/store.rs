@@ -184,6 +184,15 @@ impl Store {
         );
     }
 
+    /// Removes the record `id`; answers it, None when there is none.
+    pub(crate) fn remove(&mut self, id: i64) -> Option<Value> {
+        let old = self.records.remove(&id)?;
+        if let Ok(i) = self.order.binary_search_by_key(&old.meta.key(), Meta::key) {
+            self.order.remove(i);
+        }
+        serde_json::from_str(&old.json).ok()
+    }
+
     pub(crate) fn json(&self, id: i64) -> Option<Arc<str>> {
         self.records.get(&id).map(|e| e.json.clone())
     }

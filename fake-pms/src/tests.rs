@@ -1,5 +1,5 @@
 //! The fake's own tests: seed data, paging under both orders, a record moving during a pass, the
-//! limiter, the token delay and the switches.
+//! limiter, the token delay and the switches, records deleted.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -630,4 +630,70 @@ async fn failures_delays_and_throttles_are_switches() {
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 400);
+}
+
+#[tokio::test]
+async fn a_deleted_record_is_no_longer_returned_and_can_come_back() {
+    let fake = FakePms::start(quiet(30)).await;
+    let http = reqwest::Client::new();
+    let token = token(&fake, &http).await;
+    let listing = fake.control.listings()[3]["id"].as_i64().unwrap();
+    let reservation = fake.control.reservations()[7]["id"].as_i64().unwrap();
+
+    let removed = fake.control.delete_listing(listing).expect("the listing");
+    assert_eq!(removed["id"], listing);
+    let (status, page) = get(&http, &fake, &token, "/listings").await;
+    assert_eq!(status, 200);
+    assert!(!ids(&page).contains(&listing), "{page}");
+    assert_eq!(page["count"], 35);
+    let (status, _) = get(&http, &fake, &token, &format!("/listings/{listing}")).await;
+    assert_eq!(status, 404);
+    assert!(fake.control.delete_listing(listing).is_none());
+
+    let record = fake
+        .control
+        .delete_reservation(reservation)
+        .expect("the reservation");
+    let (_, page) = get(&http, &fake, &token, "/reservations?limit=100").await;
+    assert!(!ids(&page).contains(&reservation), "{page}");
+    assert_eq!(page["count"], 29);
+    let (status, _) = get(
+        &http,
+        &fake,
+        &token,
+        &format!("/reservations/{reservation}"),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(fake.control.delete_reservation(reservation).is_none());
+
+    // Back again.
+    assert_eq!(fake.control.add_reservation(record), Some(reservation));
+    let (_, page) = get(&http, &fake, &token, "/reservations?limit=100").await;
+    assert!(ids(&page).contains(&reservation), "{page}");
+    let mut listings = fake.control.listings();
+    listings.push(removed);
+    fake.control.set_listings(listings);
+    let (_, page) = get(&http, &fake, &token, "/listings").await;
+    assert!(ids(&page).contains(&listing), "{page}");
+
+    // The same over HTTP, for the binary.
+    let res = http
+        .post(format!("http://{}/_fake/delete", fake.addr))
+        .body(format!(
+            r#"{{"listings": [{listing}, -1], "reservations": [{reservation}]}}"#
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let answer: Value = res.json().await.unwrap();
+    assert_eq!(
+        answer["deleted"],
+        serde_json::json!({"listings": 1, "reservations": 1})
+    );
+    let (_, page) = get(&http, &fake, &token, "/listings").await;
+    assert!(!ids(&page).contains(&listing), "{page}");
+    let (_, page) = get(&http, &fake, &token, "/reservations?limit=100").await;
+    assert!(!ids(&page).contains(&reservation), "{page}");
 }

@@ -30,7 +30,7 @@ crate::computed_schema!(
     /// A reservation of a PMS listing. `status` maps the PMS's: new and modified are CONFIRMED;
     /// pending, awaitingPayment, awaitingGuestVerification PENDING; cancelled CANCELLED; ownerStay
     /// OWNER_STAY; every inquiry INQUIRY; declined DECLINED; expired EXPIRED; anything else
-    /// UNKNOWN (`pmsStatus` keeps the PMS's word).
+    /// UNKNOWN (`pmsStatus` keeps the PMS's word). REMOVED: the PMS no longer has it.
     ReportingReservation => json!({
         "type": "object",
         "required": ["id", "pmsId", "guestName", "listing", "listingPmsId", "checkIn", "checkOut", "nights",
@@ -55,7 +55,8 @@ crate::computed_schema!(
             "channelCommissionAmount": money("One reservation only."),
             "hostawayCommissionAmount": money("One reservation only."),
             "currency": {"type": ["string", "null"], "description": "ISO 4217."},
-            "status": {"type": "string", "enum": RESERVATION_STATUSES},
+            "status": {"type": "string", "enum": RESERVATION_STATUSES,
+                "description": "REMOVED when the PMS no longer has it: a completed full sync did not meet it (`pmsStatus` keeps what the PMS last said); it counts for nothing in any figure, and is back with the PMS's status once a sync meets it."},
             "pmsStatus": {"type": ["string", "null"], "description": "The status as the PMS says it."},
             "lastSyncedAt": {"type": "string", "format": "date-time", "description": "When a sync last stored a change of it."}
         }

@@ -39,7 +39,7 @@ crate::computed_schema!(
         "required": ["type", "entities"],
         "properties": {
             "type": {"type": "string", "enum": SYNC_TYPES,
-                "description": "`full`: every listing and reservation. `incremental`: the listings, and the reservations with activity since the last completed sync that included reservations (less PMS_SYNC_MARGIN_SECS); a full sync when there is none."},
+                "description": "`full`: every listing and reservation; once it completes, the records of the entities it read that the PMS no longer returned are retired (a listing INACTIVE with `removedFromPms`, a reservation REMOVED; counted in `progress.*.retired`). `incremental`: the listings, and the reservations with activity since the last completed sync that included reservations (less PMS_SYNC_MARGIN_SECS); every reservation when there is none. It retires nothing."},
             "entities": {"type": "array", "minItems": 1, "maxItems": SYNC_ENTITIES.len(), "uniqueItems": true,
                 "items": {"type": "string", "enum": SYNC_ENTITIES},
                 "description": "Listings are synchronised before reservations."}
@@ -72,6 +72,7 @@ fn progress_schema() -> Value {
             "updated": count,
             "unchanged": {"type": "integer", "minimum": 0, "description": "Received as already stored: nothing written."},
             "skipped": {"type": "integer", "minimum": 0, "description": "Distinct records received that could not be read (no id, no dates): left out."},
+            "retired": {"type": "integer", "minimum": 0, "description": "Stored records the PMS no longer returned, retired once every page was stored (a listing INACTIVE with `removedFromPms`, a reservation REMOVED): full syncs only, and only when the run met at least as many records as the PMS counted; 0 otherwise."},
             "pagesDone": count,
             "pagesTotal": {"type": ["integer", "null"], "minimum": 0, "description": "When the PMS tells it. When the reservations are read again from the start (records moved during a pass), the pages of the earlier passes are included."}
         }

@@ -442,7 +442,8 @@ const RESERVATION_COLUMNS: &[Column] = &[
         13.0,
         "CONFIRMED: a counted stay, in every figure. OWNER_STAY: the owner's stay, whose nights \
          are blocked (not available). Every other status (PENDING, CANCELLED, INQUIRY, \
-         DECLINED, EXPIRED, UNKNOWN) counts for nothing in the figures.",
+         DECLINED, EXPIRED, UNKNOWN, and REMOVED: no longer in the PMS) counts for nothing in \
+         the figures.",
     ),
     column(
         "Total amount",

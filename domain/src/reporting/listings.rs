@@ -1,7 +1,9 @@
 //! The PMS's listings as stored by the sync, and as `/reporting/listings` shows them. The sync
 //! upserts them by PMS id, a page at a time, writing only what changed; it links a listing to
 //! the villa whose code is the listing's internal name, unless someone linked it by hand
-//! ([`link_villa`]), which holds through later syncs.
+//! ([`link_villa`]), which holds through later syncs. A listing a completed full sync did not
+//! meet is gone from the PMS: it is retired ([`retire_unmet`]), INACTIVE and `removed_from_pms`,
+//! until a sync meets it again.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +15,7 @@ use uuid::Uuid;
 use super::figures::Period;
 use super::hostaway::ListingRecord;
 use super::metrics::{self, MetricsCurrency};
+use super::sync_runs::Entity;
 use crate::inventory::items::like_escape;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
@@ -52,7 +55,8 @@ fn count(n: usize) -> i64 {
 /// listing whose stored fields, record and villa link are all the same is not written (its
 /// `synced_at` stays). Duplicate PMS ids in `rows`: the last one counts. The villa link is the
 /// villa whose code equals the internal name in any letter case, unless the listing was linked
-/// by hand.
+/// by hand. A retired listing met again is back: its status is the PMS's, `removed_from_pms`
+/// false.
 pub async fn upsert_listings(
     conn: &mut PgConnection,
     rows: &[ListingRecord],
@@ -87,11 +91,13 @@ pub async fn upsert_listings(
                 name = EXCLUDED.name, status = EXCLUDED.status, bedrooms = EXCLUDED.bedrooms,
                 location = EXCLUDED.location, currency = EXCLUDED.currency, internal_name = EXCLUDED.internal_name,
                 villa_id = CASE WHEN l.villa_linked_by_hand THEN l.villa_id ELSE EXCLUDED.villa_id END,
-                raw = EXCLUDED.raw, synced_at = now()
-            WHERE (l.name, l.status, l.bedrooms, l.location, l.currency, l.internal_name, l.raw, l.villa_id)
+                raw = EXCLUDED.raw, removed_from_pms = false, synced_at = now()
+            WHERE (l.name, l.status, l.bedrooms, l.location, l.currency, l.internal_name, l.raw, l.villa_id,
+                   l.removed_from_pms)
                   IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.status, EXCLUDED.bedrooms, EXCLUDED.location,
                                     EXCLUDED.currency, EXCLUDED.internal_name, EXCLUDED.raw,
-                                    CASE WHEN l.villa_linked_by_hand THEN l.villa_id ELSE EXCLUDED.villa_id END)
+                                    CASE WHEN l.villa_linked_by_hand THEN l.villa_id ELSE EXCLUDED.villa_id END,
+                                    false)
             RETURNING xmax = 0 AS inserted)
          SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted",
     )
@@ -113,13 +119,32 @@ pub async fn upsert_listings(
     })
 }
 
+/// Retires the listings run `run_id` did not meet (`sync_runs::first_met`): INACTIVE and
+/// `removed_from_pms`, so that they leave the figures of every ACTIVE listing; their villa link
+/// stays. Call it once a full run has read every listing, in the transaction that counts them
+/// (`sync_runs::save_retired`). Answers how many it retired (those retired before are not
+/// counted again).
+pub async fn retire_unmet(conn: &mut PgConnection, run_id: Uuid) -> Result<i64> {
+    let retired = sqlx::query(
+        "UPDATE pms_listings l SET status = 'INACTIVE', removed_from_pms = true, synced_at = now()
+         WHERE NOT l.removed_from_pms
+           AND NOT EXISTS (SELECT 1 FROM pms_sync_seen s
+                           WHERE s.run_id = $1 AND s.entity = $2 AND s.pms_id = l.pms_id)",
+    )
+    .bind(run_id)
+    .bind(Entity::Listings.as_str())
+    .execute(&mut *conn)
+    .await?;
+    Ok(i64::try_from(retired.rows_affected()).unwrap_or(i64::MAX))
+}
+
 // A listing row (alias `l`) as the API shows it, less its `metrics` ([`super::metrics`] adds
 // them: they come from the one statement of the figures).
 macro_rules! listing_view {
     () => {
         "jsonb_build_object('id', l.id, 'pmsId', l.pms_id, 'name', l.name, 'status', l.status,
             'bedrooms', l.bedrooms, 'location', l.location, 'currency', l.currency, 'villaId', l.villa_id,
-            'lastSyncedAt', l.synced_at)"
+            'removedFromPms', l.removed_from_pms, 'lastSyncedAt', l.synced_at)"
     };
 }
 

@@ -21,10 +21,12 @@ pub mod tokens;
 
 pub use listings::UpsertCounts;
 
-/// A listing's status: INACTIVE when the PMS archived it.
+/// A listing's status: INACTIVE when the PMS archived it, or no longer has it (retired by a full
+/// sync: `removed_from_pms`).
 pub const LISTING_STATUSES: &[&str] = &["ACTIVE", "INACTIVE"];
 
-/// Our reservation statuses ([`hostaway::status_of`] maps the PMS's to these).
+/// Our reservation statuses ([`hostaway::status_of`] maps the PMS's to these), and REMOVED: the
+/// PMS no longer has it (retired by a full sync), which counts for nothing in any figure.
 pub const RESERVATION_STATUSES: &[&str] = &[
     "CONFIRMED",
     "PENDING",
@@ -34,6 +36,7 @@ pub const RESERVATION_STATUSES: &[&str] = &[
     "DECLINED",
     "EXPIRED",
     "UNKNOWN",
+    "REMOVED",
 ];
 
 /// Booking channels ([`hostaway::channel_of`] maps the PMS's channel ids to these).

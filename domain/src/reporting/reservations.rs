@@ -1,7 +1,8 @@
 //! The PMS's reservations as stored by the sync, and as `/reporting/reservations` shows them. The
 //! sync upserts them by PMS id, a page at a time, writing only what changed. A reservation names
 //! its listing by PMS id (`listing_pms_id`), so it may arrive before its listing: the listing is
-//! joined when read.
+//! joined when read. A reservation a completed full sync did not meet is gone from the PMS: it is
+//! retired ([`retire_unmet`]), REMOVED, until a sync meets it again.
 
 use chrono::NaiveDate;
 use futures::{StreamExt as _, stream::BoxStream};
@@ -13,12 +14,14 @@ use uuid::Uuid;
 use super::hostaway::ReservationRecord;
 pub use super::listings::UpsertCounts;
 use super::listings::last_of_each;
+use super::sync_runs::Entity;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
 
 /// Inserts the reservations not stored yet and updates those that changed, in one statement; a
 /// reservation whose stored fields and record are all the same is not written (its `synced_at`
-/// stays). Duplicate PMS ids in `rows`: the last one counts.
+/// stays). Duplicate PMS ids in `rows`: the last one counts. A REMOVED reservation met again
+/// differs by its status: it is back with the PMS's.
 pub async fn upsert_reservations(
     conn: &mut PgConnection,
     rows: &[ReservationRecord],
@@ -111,6 +114,25 @@ pub async fn upsert_reservations(
         updated,
         unchanged: i64::try_from(rows.len()).unwrap_or(i64::MAX) - written,
     })
+}
+
+/// Retires the reservations run `run_id` did not meet (`sync_runs::first_met`): REMOVED, which
+/// counts for nothing in any figure; `pms_status` keeps what the PMS last said. Call it once a
+/// full run has read every reservation, in the transaction that counts them
+/// (`sync_runs::save_retired`). Answers how many it retired (those retired before are not
+/// counted again).
+pub async fn retire_unmet(conn: &mut PgConnection, run_id: Uuid) -> Result<i64> {
+    let retired = sqlx::query(
+        "UPDATE pms_reservations r SET status = 'REMOVED', synced_at = now()
+         WHERE r.status <> 'REMOVED'
+           AND NOT EXISTS (SELECT 1 FROM pms_sync_seen s
+                           WHERE s.run_id = $1 AND s.entity = $2 AND s.pms_id = r.pms_id)",
+    )
+    .bind(run_id)
+    .bind(Entity::Reservations.as_str())
+    .execute(&mut *conn)
+    .await?;
+    Ok(i64::try_from(retired.rows_affected()).unwrap_or(i64::MAX))
 }
 
 // A reservation row (alias `r`, its listing `l` when known) as the list shows it.

@@ -19,6 +19,13 @@
 //! page's transaction), so a record met again (it moved behind the cursor, a later pass, another
 //! attempt) is stored again but counted once, across attempts and workers. A run's rows go when it
 //! finishes.
+//!
+//! Retirement: what a full run did not meet, the PMS no longer has (Hostaway stops returning a
+//! deleted record). Once every page is stored, the run retires those records of the entities it
+//! read in full ([`super::listings::retire_unmet`], [`super::reservations::retire_unmet`]) and
+//! counts them ([`save_retired`]) in one transaction. `pms_sync_seen` is unlogged: a crash of
+//! Postgres empties it, so each run writes a row of its own there when it starts ([`start`]), and
+//! a run that no longer finds it ([`seen_intact`]) retires nothing.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -29,6 +36,10 @@ use uuid::Uuid;
 use super::UpsertCounts;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
+
+/// The `entity` of the row a run writes in `pms_sync_seen` when it starts: while it is there, the
+/// run's records met are whole ([`seen_intact`]).
+const SEEN_MARK: &str = "run";
 
 /// A sync's `type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -155,6 +166,7 @@ macro_rules! run_view {
                     'updated', coalesce((s.progress -> e.entity ->> 'updated')::bigint, 0),
                     'unchanged', coalesce((s.progress -> e.entity ->> 'unchanged')::bigint, 0),
                     'skipped', coalesce((s.progress -> e.entity ->> 'skipped')::bigint, 0),
+                    'retired', coalesce((s.progress -> e.entity ->> 'retired')::bigint, 0),
                     'pagesDone', coalesce((s.progress -> e.entity ->> 'pagesDone')::bigint, 0),
                     'pagesTotal', (s.progress -> e.entity ->> 'pagesTotal')::bigint))
                   FROM unnest(s.entities) AS e (entity)), '{}'),
@@ -246,6 +258,15 @@ pub async fn start(
         .fetch_optional(&mut *conn)
         .await?;
         if let Some(row) = inserted {
+            // The mark that the run's records met are whole (see the module's doc).
+            sqlx::query(
+                "INSERT INTO pms_sync_seen (run_id, entity, pms_id) VALUES ($1, $2, 0)
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(row.0)
+            .bind(SEEN_MARK)
+            .execute(&mut *conn)
+            .await?;
             return Ok(Started::New(head(row)));
         }
         let active: Option<HeadRow> = sqlx::query_as(
@@ -277,7 +298,7 @@ pub async fn attach_job(conn: &mut PgConnection, sync_id: Uuid, job_id: Uuid) ->
 
 /// The run as the status route shows it: `{syncId, type, entities, status, startedAt,
 /// finishedAt, progress: {listings?, reservations?}, error, triggeredBy, activitySince}`, each
-/// progress `{fetched, created, updated, unchanged, skipped, pagesDone, pagesTotal}`; 404 for
+/// progress `{fetched, created, updated, unchanged, skipped, retired, pagesDone, pagesTotal}`; 404 for
 /// none. A run whose job is over without it reads FAILED with the job's error.
 pub async fn status(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     sqlx::query_scalar(concat!(
@@ -446,7 +467,7 @@ pub async fn save_page(
 ) -> Result<bool> {
     let done = sqlx::query(
         "UPDATE pms_sync_runs SET cursor = $8,
-            progress = jsonb_set(progress, ARRAY[$2::text], jsonb_build_object(
+            progress = jsonb_set(progress, ARRAY[$2::text], coalesce(progress -> $2::text, '{}') || jsonb_build_object(
                 'fetched', coalesce((progress -> $2::text ->> 'fetched')::bigint, 0) + $3,
                 'created', coalesce((progress -> $2::text ->> 'created')::bigint, 0) + $4,
                 'updated', coalesce((progress -> $2::text ->> 'updated')::bigint, 0) + $5,
@@ -466,6 +487,46 @@ pub async fn save_page(
     .bind(page.cursor)
     .bind(owner)
     .bind(page.skipped)
+    .execute(&mut *conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Whether the records run `id` met are all still recorded: its mark, written when it started
+/// ([`start`]), is there. A crash of Postgres empties the unlogged `pms_sync_seen`, mark
+/// included; a run that lost what it met must not retire what it seems not to have met.
+pub async fn seen_intact(conn: &mut PgConnection, id: Uuid) -> Result<bool> {
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pms_sync_seen WHERE run_id = $1 AND entity = $2 AND pms_id = 0)",
+    )
+    .bind(id)
+    .bind(SEEN_MARK)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+/// Adds `retired` records of `entity` to the run's progress (`retired`). Call it in the
+/// transaction that retired them: they are then counted once, whichever attempt retires.
+///
+/// `false`, and nothing written, when the run is no longer `owner`'s (as [`save_page`]): roll
+/// the transaction back and stop.
+pub async fn save_retired(
+    conn: &mut PgConnection,
+    id: Uuid,
+    owner: &str,
+    entity: Entity,
+    retired: i64,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE pms_sync_runs SET progress = jsonb_set(progress, ARRAY[$2::text],
+            coalesce(progress -> $2::text, '{}') || jsonb_build_object('retired',
+                coalesce((progress -> $2::text ->> 'retired')::bigint, 0) + $3))
+         WHERE id = $1 AND status = 'RUNNING' AND owner = $4",
+    )
+    .bind(id)
+    .bind(entity.as_str())
+    .bind(retired)
+    .bind(owner)
     .execute(&mut *conn)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -577,5 +638,16 @@ pub async fn reopen(conn: &mut PgConnection, id: Uuid) -> Result<()> {
             ),
         ));
     }
+    // Run from the start, it meets every record again: what it meets is recorded afresh, with
+    // the mark that lets a completed full run retire what it did not meet (`seen_intact`).
+    sqlx::query("DELETE FROM pms_sync_seen WHERE run_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query("INSERT INTO pms_sync_seen (run_id, entity, pms_id) VALUES ($1, $2, 0)")
+        .bind(id)
+        .bind(SEEN_MARK)
+        .execute(&mut *conn)
+        .await?;
     Ok(())
 }

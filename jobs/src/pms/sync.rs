@@ -45,6 +45,22 @@
 //! records (the PMS then answers what follows its new place); so when a pass met fewer distinct
 //! reservations than the PMS counts, another pass reads them from the start (at most
 //! [`MAX_PASSES`]).
+//!
+//! Retirement: a full run, once every page is stored, retires what it did not meet (the PMS no
+//! longer has it: Hostaway stops returning a deleted record), in one transaction that also counts
+//! them (`retired`); then the cache is invalidated and the run completes, so that a client that
+//! sees COMPLETED never reads an answer from before the retirement. An attempt resumed after that
+//! transaction retires nothing more (what was retired is not retired again); a run that fails
+//! after it (only the invalidation and COMPLETED were left) keeps what it retired, which the PMS
+//! no longer had when every page was stored. (Retiring in the transaction that writes COMPLETED
+//! would leave a moment when a client sees COMPLETED and is served an answer cached before the
+//! retirement.) Only the entities
+//! the run read in full are retired: those it asked for, and whose last pass met at least as many
+//! records as the PMS counted (a listing moving between offset pages, or a reservation hidden by a
+//! moving cursor, would otherwise be retired while the PMS still has it). What counts as met is
+//! `pms_sync_seen`, written in each page's transaction, so an attempt resumed after a crash
+//! retires exactly what no attempt met; a run whose records met were lost with a crash of
+//! Postgres retires nothing (`sync_runs::seen_intact`).
 
 use std::{cmp::Ordering, collections::HashSet, sync::Arc, time::Instant};
 use tracing::Instrument as _;
@@ -85,6 +101,20 @@ pub(crate) struct ListingsCursor {
     /// The offset of the next page.
     pub offset: u64,
     pub done: bool,
+    /// Distinct listings met by the run so far (as [`ReservationsCursor::met`]).
+    pub met: u64,
+    /// The most listings the PMS counted (its `count`) during the run.
+    pub expected: Option<i64>,
+}
+
+impl ListingsCursor {
+    /// Whether the run met every listing the PMS counted: only then may it retire the others.
+    fn all_met(&self) -> bool {
+        self.done
+            && self
+                .expected
+                .is_none_or(|c| self.met >= u64::try_from(c).unwrap_or(0))
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +137,9 @@ pub(crate) struct ReservationsCursor {
     pub pages_before: i64,
     /// Pages stored by the current pass.
     pub pass_pages: i64,
+    /// The last pass ended normally (not on pages that do not advance) having met at least as
+    /// many reservations as the PMS counted: only then may the run retire the others.
+    pub all_met: bool,
 }
 
 impl Cursor {
@@ -138,6 +171,8 @@ struct Totals {
     /// Records that do not map (no id, no dates): logged and left out.
     skipped: i64,
     pages: i64,
+    /// Records the PMS no longer has, retired by this attempt.
+    retired: i64,
 }
 
 impl Totals {
@@ -324,6 +359,13 @@ struct PageStore {
     owner: Arc<str>,
 }
 
+/// What a run retired, per entity.
+#[derive(Debug, Default, Clone, Copy)]
+struct Retired {
+    listings: i64,
+    reservations: i64,
+}
+
 /// What storing a page did (records met earlier in the run are not counted), and the cursor saved
 /// with it.
 struct Stored {
@@ -341,18 +383,30 @@ impl Attempt<'_> {
         } else {
             None
         };
-        let listings = if wants(Entity::Listings) {
+        let mut listings = if wants(Entity::Listings) {
             Some(self.listings().await?)
         } else {
             None
         };
-        let reservations = if wants(Entity::Reservations) {
+        let mut reservations = if wants(Entity::Reservations) {
             Some(self.reservations(since.map(activity_start)).await?)
         } else {
             None
         };
-        // Every page is committed. The cache goes before the run says COMPLETED, so that a client
-        // that sees COMPLETED never reads an answer cached before it.
+        // Every page is committed. What a full run did not meet goes before the cache does.
+        if state.kind == SyncKind::Full {
+            let retired = self
+                .retire(listings.is_some(), reservations.is_some())
+                .await?;
+            if let Some(totals) = listings.as_mut() {
+                totals.retired = retired.listings;
+            }
+            if let Some(totals) = reservations.as_mut() {
+                totals.retired = retired.reservations;
+            }
+        }
+        // The cache goes before the run says COMPLETED, so that a client that sees COMPLETED
+        // never reads an answer cached before it (nor before what the run retired).
         let services = &self.ctx.services;
         let invalidated = match tokio::time::timeout(
             INVALIDATE_TIMEOUT,
@@ -411,6 +465,61 @@ impl Attempt<'_> {
         Ok(since)
     }
 
+    /// Retires, in one transaction that counts them, the listings (with `listings`) and the
+    /// reservations (with `reservations`) the run did not meet, of those it read in full (see
+    /// the module's doc). Nothing when the run's records met were lost with a crash of Postgres.
+    async fn retire(&self, listings: bool, reservations: bool) -> Result<Retired, Failure> {
+        let mut retired = Retired::default();
+        let listings = listings && self.read_in_full(Entity::Listings);
+        let reservations = reservations && self.read_in_full(Entity::Reservations);
+        if !listings && !reservations {
+            return Ok(retired);
+        }
+        let mut tx = self.ctx.pool.begin().await?;
+        if !sync_runs::seen_intact(&mut tx, self.id).await? {
+            tracing::warn!(sync_id = %self.id,
+                "the records the sync met were lost (Postgres restarted after a crash); none retired");
+            tx.rollback().await?;
+            return Ok(retired);
+        }
+        if listings {
+            retired.listings = listings::retire_unmet(&mut tx, self.id).await?;
+        }
+        if reservations {
+            retired.reservations = reservations::retire_unmet(&mut tx, self.id).await?;
+        }
+        for (wanted, entity, n) in [
+            (listings, Entity::Listings, retired.listings),
+            (reservations, Entity::Reservations, retired.reservations),
+        ] {
+            if wanted
+                && !sync_runs::save_retired(&mut tx, self.id, &self.store.owner, entity, n).await?
+            {
+                tx.rollback().await?;
+                return Err(Failure::TakenOver);
+            }
+        }
+        tx.commit().await?;
+        if retired.listings + retired.reservations > 0 {
+            tracing::info!(sync_id = %self.id, listings = retired.listings,
+                reservations = retired.reservations, "records the PMS no longer has retired");
+        }
+        Ok(retired)
+    }
+
+    /// Whether the run met every record of `entity` the PMS counted; logged when not.
+    fn read_in_full(&self, entity: Entity) -> bool {
+        let all_met = match entity {
+            Entity::Listings => self.cursor.listings.all_met(),
+            Entity::Reservations => self.cursor.reservations.all_met,
+        };
+        if !all_met {
+            tracing::warn!(sync_id = %self.id, entity = entity.as_str(),
+                "the sync met fewer records than the PMS counted (some moved while it read them, or have no id); none of them retired");
+        }
+        all_met
+    }
+
     /// Every listing, by offset pages (the list is small: read in full by every run).
     async fn listings(&mut self) -> Result<Totals, Failure> {
         let mut totals = Totals::default();
@@ -439,7 +548,9 @@ impl Attempt<'_> {
                 self.id,
             );
             let mut at = self.cursor;
-            at.listings = ListingsCursor { offset, done };
+            at.listings.offset = offset;
+            at.listings.done = done;
+            at.listings.expected = at.listings.expected.max(page.count);
             let client = &self.client;
             let next = async {
                 if done {
@@ -560,6 +671,7 @@ impl Attempt<'_> {
             }
             let state = &mut self.cursor.reservations;
             state.passes += 1;
+            state.all_met = !stuck && !endless && expected.is_none_or(|c| met >= c);
             if expected.is_some_and(|c| met < c) && state.passes < MAX_PASSES {
                 tracing::info!(sync_id = %self.id, met, expected = ?state.expected, passes = state.passes,
                     "reservations moved during the pass; reading them again from the start");
@@ -658,16 +770,18 @@ impl Attempt<'_> {
         }
     }
 
-    /// Stores a page of listings and the run's progress, in one transaction.
+    /// Stores a page of listings and the run's progress (the records met too), in one
+    /// transaction.
     async fn store_listings(
         &self,
         page: Mapped<ListingRecord>,
         pages_total: Option<i64>,
-        cursor: Cursor,
+        mut cursor: Cursor,
     ) -> Result<Stored, Failure> {
         let mut tx = begin_page(&self.ctx.pool, page_key()).await?;
         let first = sync_runs::first_met(&mut tx, self.id, Entity::Listings, &page.ids).await?;
         let split = split(page, |r| r.pms_id, first);
+        cursor.listings.met = cursor.listings.met.saturating_add(split.first_met);
         let counts = if split.fresh.is_empty() {
             UpsertCounts::default()
         } else {
@@ -986,6 +1100,8 @@ mod tests {
             listings: ListingsCursor {
                 offset: 100,
                 done: true,
+                met: 98,
+                expected: Some(100),
             },
             reservations: ReservationsCursor {
                 after_id: Some(4711),
@@ -995,18 +1111,38 @@ mod tests {
                 expected: Some(1200),
                 pages_before: 24,
                 pass_pages: 3,
+                all_met: false,
             },
         };
         let saved = cursor.to_value();
         assert_eq!(
             saved,
             json!({
-                "listings": {"offset": 100, "done": true},
+                "listings": {"offset": 100, "done": true, "met": 98, "expected": 100},
                 "reservations": {"afterId": 4711, "done": false, "passes": 1, "met": 250,
-                    "expected": 1200, "pagesBefore": 24, "passPages": 3},
+                    "expected": 1200, "pagesBefore": 24, "passPages": 3, "allMet": false},
             })
         );
         assert_eq!(Cursor::from_value(&saved, id), cursor);
+    }
+
+    #[test]
+    fn listings_are_read_in_full_once_as_many_as_the_pms_counts_were_met() {
+        let read = |done, met, expected| {
+            ListingsCursor {
+                offset: 0,
+                done,
+                met,
+                expected,
+            }
+            .all_met()
+        };
+        assert!(read(true, 36, Some(36)));
+        assert!(read(true, 37, Some(36)));
+        // One moved between two offset pages and was not met: it may still be in the PMS.
+        assert!(!read(true, 35, Some(36)));
+        assert!(!read(false, 36, Some(36)));
+        assert!(read(true, 0, None));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! the reporting routes and tables hold afterwards. Full and incremental syncs, a second sync
 //! writing nothing, records moving between pages, a 429 honoured, a token renewed after a 403,
 //! the PMS failing then recovering, a worker killed mid-sync, one sync at a time, the scheduler,
-//! every mapping, and one PMS rate limit for every worker together.
+//! every mapping, and one PMS rate limit for every worker together. And records the PMS no longer
+//! has (issue 27): retired by a completed full sync of their entity, back when met again.
 
 use std::{
     sync::{
@@ -1615,4 +1616,466 @@ async fn every_worker_together_stays_within_the_pms_rate_limit(pool: PgPool) {
             "{within} requests within {span:?} from request {i}"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records the PMS no longer has (issue 27, defect 4): retired by a completed full sync, back
+// when a later sync meets them.
+
+/// `progress.<entity>.retired` of a run.
+#[track_caller]
+fn retired(run: &Value, entity: &str) -> i64 {
+    run["progress"][entity]["retired"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no progress.{entity}.retired in {run}"))
+}
+
+/// The PMS ids of the stored listings marked removed from the PMS, sorted.
+async fn removed_listings(pool: &PgPool) -> Vec<i64> {
+    sqlx::query_scalar("SELECT pms_id FROM pms_listings WHERE removed_from_pms ORDER BY pms_id")
+        .fetch_all(pool)
+        .await
+        .unwrap()
+}
+
+/// The PMS ids of the stored reservations REMOVED, sorted.
+async fn removed_reservations(pool: &PgPool) -> Vec<i64> {
+    sqlx::query_scalar(
+        "SELECT pms_id FROM pms_reservations WHERE status = 'REMOVED' ORDER BY pms_id",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+/// `/reporting/dashboard/metrics` with `query`.
+async fn dashboard(app: &TestApp, query: &str) -> Value {
+    let path = format!("/reporting/dashboard/metrics{query}");
+    let (status, metrics) = get(app, &path, "viewer").await;
+    assert_eq!(status, 200, "{path}: {metrics}");
+    metrics
+}
+
+fn available_nights(metrics: &Value) -> i64 {
+    metrics["nights"]["available"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no nights.available in {metrics}"))
+}
+
+/// The first ACTIVE listing stored (PMS id, our id).
+async fn an_active_listing(pool: &PgPool) -> (i64, String) {
+    sqlx::query_as(
+        "SELECT pms_id, id::text FROM pms_listings WHERE status = 'ACTIVE' ORDER BY pms_id LIMIT 1",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_listing_deleted_in_the_pms_is_retired_by_a_full_sync_and_comes_back(pool: PgPool) {
+    let fake = seeded_fake().await;
+    let app = app_with(pool.clone(), settings_for(&fake)).await;
+    let _worker = app.worker(pms_registry());
+    let first = trigger_and_wait(&app, full()).await;
+    assert_completed(&first);
+    assert_eq!(
+        (retired(&first, "listings"), retired(&first, "reservations")),
+        (0, 0),
+        "{first}"
+    );
+    let active = total(&app, "/reporting/listings?status=ACTIVE&limit=1").await;
+
+    // A listing linked to a villa by hand, with its nights in the dashboard.
+    let (pms_id, our_id) = an_active_listing(&pool).await;
+    let listing_path = format!("/reporting/listings/{our_id}");
+    let villa = crate::management_villas::create_villa(&app, "Villa Retired").await;
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &listing_path,
+        "manager",
+        Some(json!({"villaId": villa})),
+    )
+    .await;
+    assert!(status == 200 || status == 204, "{status} {body}");
+    let (status, before) = get(&app, &listing_path, "viewer").await;
+    assert_eq!(status, 200, "{before}");
+    assert_eq!(before["removedFromPms"], false, "{before}");
+    let its_nights = before["metrics"]["availableNights"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no metrics.availableNights in {before}"));
+    assert!(its_nights > 0, "{before}");
+    // Read (and cached) before the sync: the answer after it must not be this one.
+    let all_nights = available_nights(&dashboard(&app, "").await);
+
+    let deleted = fake
+        .control
+        .delete_listing(pms_id)
+        .expect("a listing of the fake");
+    let run = trigger_and_wait(&app, full()).await;
+    assert_completed(&run);
+    assert_eq!(
+        (retired(&run, "listings"), retired(&run, "reservations")),
+        (1, 0),
+        "{run}"
+    );
+    let (_, gone) = get(&app, &listing_path, "viewer").await;
+    assert_eq!(
+        (&gone["status"], &gone["removedFromPms"], &gone["villaId"]),
+        (&json!("INACTIVE"), &json!(true), &json!(villa)),
+        "retired, still linked to its villa: {gone}"
+    );
+    assert_eq!(removed_listings(&pool).await, [pms_id]);
+    assert_eq!(
+        total(&app, "/reporting/listings?status=ACTIVE&limit=1").await,
+        active - 1
+    );
+    assert_eq!(
+        available_nights(&dashboard(&app, "").await),
+        all_nights - its_nights,
+        "its nights left the available nights"
+    );
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM pms_sync_seen")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        left, 0,
+        "a finished run leaves none of its records met behind"
+    );
+
+    // The PMS has it again: the next sync brings it back, with the PMS's status.
+    let mut listings = fake.control.listings();
+    listings.push(deleted);
+    fake.control.set_listings(listings);
+    let back = trigger_and_wait(&app, full()).await;
+    assert_completed(&back);
+    assert_eq!(retired(&back, "listings"), 0, "{back}");
+    assert_eq!(
+        counts(&back, "listings")[2],
+        1,
+        "the listing rewritten: {back}"
+    );
+    let (_, again) = get(&app, &listing_path, "viewer").await;
+    assert_eq!(
+        (
+            &again["status"],
+            &again["removedFromPms"],
+            &again["villaId"]
+        ),
+        (&json!("ACTIVE"), &json!(false), &json!(villa)),
+        "{again}"
+    );
+    assert_eq!(available_nights(&dashboard(&app, "").await), all_nights);
+    assert!(removed_listings(&pool).await.is_empty());
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_reservation_the_pms_no_longer_returns_is_removed_and_comes_back(pool: PgPool) {
+    let fake = seeded_fake().await;
+    let app = app_with(pool.clone(), settings_for(&fake)).await;
+    let _worker = app.worker(pms_registry());
+    assert_completed(&trigger_and_wait(&app, full()).await);
+
+    // A counted stay: CONFIRMED, of an ACTIVE listing, priced, at least one night.
+    let (pms_id, check_in, currency, share, pms_status): (i64, NaiveDate, String, f64, String) =
+        sqlx::query_as(
+            "SELECT r.pms_id, r.check_in, r.currency, (r.total_amount / (r.check_out - r.check_in))::float8,
+                    r.pms_status
+             FROM pms_reservations r JOIN pms_listings l ON l.pms_id = r.listing_pms_id
+             WHERE r.status = 'CONFIRMED' AND l.status = 'ACTIVE' AND r.currency IS NOT NULL
+               AND r.check_out > r.check_in AND r.total_amount > 0
+             ORDER BY r.pms_id LIMIT 1",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let our_id = our_reservation_id(&pool, pms_id).await;
+    let path = format!("/reporting/reservations/{our_id}");
+    // The night it checks in, in its currency.
+    let night = format!("?startDate={check_in}&endDate={check_in}&currency={currency}");
+    let before = dashboard(&app, &night).await;
+    let revenue = money(&before["revenue"]["total"]);
+    let bookings = before["bookings"]["count"].as_i64().unwrap();
+    assert!(bookings >= 1 && revenue >= share - 0.01, "{before}");
+
+    let record = fake
+        .control
+        .delete_reservation(pms_id)
+        .expect("a reservation of the fake");
+    let run = trigger_and_wait(&app, full()).await;
+    assert_completed(&run);
+    assert_eq!(
+        (retired(&run, "listings"), retired(&run, "reservations")),
+        (0, 1),
+        "{run}"
+    );
+    let (status, gone) = get(&app, &path, "viewer").await;
+    assert_eq!(status, 200, "{gone}");
+    assert_eq!(
+        (&gone["status"], &gone["pmsStatus"]),
+        (&json!("REMOVED"), &json!(pms_status)),
+        "REMOVED, with what the PMS last said of it: {gone}"
+    );
+    assert_eq!(removed_reservations(&pool).await, [pms_id]);
+    assert_eq!(
+        total(&app, "/reporting/reservations?status=REMOVED&limit=1").await,
+        1
+    );
+    let after = dashboard(&app, &night).await;
+    assert_eq!(
+        after["bookings"]["count"].as_i64(),
+        Some(bookings - 1),
+        "it left the bookings: {after}"
+    );
+    let lost = revenue - money(&after["revenue"]["total"]);
+    assert!(
+        (lost - share).abs() < 0.011,
+        "its night's revenue ({share}) left the revenue, which lost {lost}: {after}"
+    );
+
+    // The PMS returns it again: an incremental sync meets it (its activity is new) and brings
+    // it back with its status.
+    assert_eq!(fake.control.add_reservation(record), Some(pms_id));
+    let back = trigger_and_wait(
+        &app,
+        json!({"type": "incremental", "entities": ["reservations"]}),
+    )
+    .await;
+    assert_completed(&back);
+    assert_eq!(retired(&back, "reservations"), 0, "{back}");
+    let (_, again) = get(&app, &path, "viewer").await;
+    assert_eq!(again["status"], "CONFIRMED", "{again}");
+    assert!(removed_reservations(&pool).await.is_empty());
+    let restored = dashboard(&app, &night).await;
+    assert_eq!(
+        restored["bookings"]["count"].as_i64(),
+        Some(bookings),
+        "{restored}"
+    );
+    assert!(
+        (money(&restored["revenue"]["total"]) - revenue).abs() < 0.001,
+        "{restored}"
+    );
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn an_incremental_sync_retires_nothing(pool: PgPool) {
+    let fake = seeded_fake().await;
+    let app = app_with(pool.clone(), settings_for(&fake)).await;
+    let _worker = app.worker(pms_registry());
+    assert_completed(&trigger_and_wait(&app, full()).await);
+    let (listing, _) = an_active_listing(&pool).await;
+    let reservation = ids_of(&fake.control.reservations())[10];
+    fake.control.delete_listing(listing).expect("a listing");
+    fake.control
+        .delete_reservation(reservation)
+        .expect("a reservation");
+
+    // It reads every listing, but an incremental sync retires nothing.
+    let run = trigger_and_wait(
+        &app,
+        json!({"type": "incremental", "entities": ["listings", "reservations"]}),
+    )
+    .await;
+    assert_completed(&run);
+    assert_eq!(
+        (retired(&run, "listings"), retired(&run, "reservations")),
+        (0, 0),
+        "{run}"
+    );
+    assert!(removed_listings(&pool).await.is_empty());
+    assert!(removed_reservations(&pool).await.is_empty());
+
+    // The next full sync does.
+    let full_run = trigger_and_wait(&app, full()).await;
+    assert_completed(&full_run);
+    assert_eq!(
+        (
+            retired(&full_run, "listings"),
+            retired(&full_run, "reservations")
+        ),
+        (1, 1),
+        "{full_run}"
+    );
+    assert_eq!(removed_listings(&pool).await, [listing]);
+    assert_eq!(removed_reservations(&pool).await, [reservation]);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_full_sync_retires_only_the_entities_it_read(pool: PgPool) {
+    let fake = seeded_fake().await;
+    let app = app_with(pool.clone(), settings_for(&fake)).await;
+    let _worker = app.worker(pms_registry());
+    assert_completed(&trigger_and_wait(&app, full()).await);
+    let (listing, _) = an_active_listing(&pool).await;
+    let reservation = ids_of(&fake.control.reservations())[20];
+    fake.control.delete_listing(listing).expect("a listing");
+    fake.control
+        .delete_reservation(reservation)
+        .expect("a reservation");
+
+    let listings_only =
+        trigger_and_wait(&app, json!({"type": "full", "entities": ["listings"]})).await;
+    assert_completed(&listings_only);
+    assert_eq!(retired(&listings_only, "listings"), 1, "{listings_only}");
+    assert!(
+        listings_only["progress"].get("reservations").is_none(),
+        "{listings_only}"
+    );
+    assert_eq!(removed_listings(&pool).await, [listing]);
+    assert!(
+        removed_reservations(&pool).await.is_empty(),
+        "a run limited to listings retires no reservation"
+    );
+
+    let reservations_only =
+        trigger_and_wait(&app, json!({"type": "full", "entities": ["reservations"]})).await;
+    assert_completed(&reservations_only);
+    assert_eq!(
+        retired(&reservations_only, "reservations"),
+        1,
+        "{reservations_only}"
+    );
+    assert_eq!(removed_reservations(&pool).await, [reservation]);
+    assert_eq!(removed_listings(&pool).await, [listing]);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_full_sync_that_fails_retires_nothing(pool: PgPool) {
+    let fake = seeded_fake().await;
+    let app = app_with(
+        pool.clone(),
+        PmsSettings {
+            max_retries: 1,
+            ..settings_for(&fake)
+        },
+    )
+    .await;
+    let worker = app.worker(pms_registry());
+    assert_completed(&trigger_and_wait(&app, full()).await);
+    worker.shutdown().await;
+    let (listing, _) = an_active_listing(&pool).await;
+    let reservation = ids_of(&fake.control.reservations())[30];
+    fake.control.delete_listing(listing).expect("a listing");
+    fake.control
+        .delete_reservation(reservation)
+        .expect("a reservation");
+
+    // Every listing is read, then the PMS fails for good on the reservations.
+    let hook: RequestHook = {
+        let control = fake.control.clone();
+        Arc::new(move |seen: &RequestSeen| {
+            if seen.path.ends_with("/reservations") {
+                control.set_failing(Some(500));
+            }
+        })
+    };
+    fake.control.on_request(Some(hook));
+    let (status, started, _) = trigger(&app, &full()).await;
+    assert_eq!(status, 202, "{started}");
+    let id = sync_id(&started);
+    // One attempt of the job (see a_pms_failing_for_good_fails_the_run_and_a_later_sync_completes).
+    sqlx::query(
+        "UPDATE jobs SET max_attempts = 1
+         WHERE id = (SELECT job_id FROM pms_sync_runs WHERE id = $1::uuid)",
+    )
+    .bind(id.as_str())
+    .execute(&pool)
+    .await
+    .unwrap();
+    let worker = app.worker(pms_registry());
+    let failed = wait_finished(&app, &id).await;
+    assert_eq!(failed["status"], "FAILED", "{failed}");
+    assert_eq!(
+        counts(&failed, "listings")[0],
+        len(&fake.control.listings()),
+        "every listing was read: {failed}"
+    );
+    assert!(removed_listings(&pool).await.is_empty());
+    assert!(removed_reservations(&pool).await.is_empty());
+
+    fake.control.on_request(None);
+    fake.control.set_failing(None);
+    let run = trigger_and_wait(&app, full()).await;
+    assert_completed(&run);
+    assert_eq!(removed_listings(&pool).await, [listing]);
+    assert_eq!(removed_reservations(&pool).await, [reservation]);
+    worker.shutdown().await;
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_full_sync_resumed_after_a_kill_retires_exactly_what_no_attempt_met(pool: PgPool) {
+    let fake = seeded_fake().await;
+    let app = app_with(
+        pool.clone(),
+        PmsSettings {
+            page_size: 20,
+            ..settings_for(&fake)
+        },
+    )
+    .await;
+    let first = app.worker(pms_registry());
+    assert_completed(&trigger_and_wait(&app, full()).await);
+    first.shutdown().await;
+
+    // Gone from the PMS: a listing, and reservations the first pages would have held, the
+    // middle and the end of the order the sync reads them in.
+    let (listing, _) = an_active_listing(&pool).await;
+    fake.control.delete_listing(listing).expect("a listing");
+    let order = update_order(&fake.control.reservations());
+    let mut deleted = [order[3], order[order.len() / 2], order[order.len() - 1]];
+    deleted.sort_unstable();
+    for id in deleted {
+        fake.control.delete_reservation(id).expect("a reservation");
+    }
+
+    // Killed once it stored two pages of reservations: what it met is the run's, not its own.
+    fake.control.set_delay(Duration::from_millis(200));
+    let doomed = app.worker(pms_registry());
+    let (status, started, _) = trigger(&app, &full()).await;
+    assert_eq!(status, 202, "{started}");
+    let id = sync_id(&started);
+    let path = format!("/reporting/sync/status/{id}");
+    let mid = eventually(Duration::from_secs(30), || async {
+        let (_, run) = get(&app, &path, "viewer").await;
+        (pages_done(&run, "reservations") >= 2).then_some(run)
+    })
+    .await
+    .expect("two pages of reservations stored within 30 s");
+    doomed.kill().await;
+    assert_eq!(mid["status"], "RUNNING", "{mid}");
+    assert!(
+        removed_listings(&pool).await.is_empty() && removed_reservations(&pool).await.is_empty(),
+        "nothing is retired before every page is stored"
+    );
+
+    // Another worker takes the run over once the lease (15 s in tests) lapses.
+    fake.control.set_delay(Duration::ZERO);
+    let rescuer = app.worker(pms_registry());
+    let run = wait_finished(&app, &id).await;
+    assert_completed(&run);
+    let attempts: i32 = sqlx::query_scalar(
+        "SELECT j.attempts FROM jobs j JOIN pms_sync_runs r ON r.job_id = j.id WHERE r.id = $1::uuid",
+    )
+    .bind(id.as_str())
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(attempts, 2, "the second worker finished the run");
+    assert_eq!(
+        (retired(&run, "listings"), retired(&run, "reservations")),
+        (1, len_of(&deleted)),
+        "each retired record counted once: {run}"
+    );
+    assert_eq!(removed_listings(&pool).await, [listing]);
+    assert_eq!(
+        removed_reservations(&pool).await,
+        deleted,
+        "exactly the reservations no attempt met, none of those the killed attempt met"
+    );
+    let reservations = len(&fake.control.reservations());
+    assert_eq!(counts(&run, "reservations")[0], reservations, "{run}");
+    rescuer.shutdown().await;
 }
