@@ -16,6 +16,7 @@ pub mod pms;
 pub mod queue;
 pub mod registry;
 pub mod reporting_cache;
+pub mod sliding_window;
 pub mod system;
 pub mod transport;
 
