@@ -293,13 +293,14 @@ run_wrk() { # tokens seconds output
 rps_of() { sed -n 's/^Requests\/sec:[[:space:]]*\([0-9.]*\).*/\1/p' "$1"; }
 ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v }'; }
 # A warm-up with callers of its own, whose rate sizes the measured run's callers: each may send
-# 60 at once and one a second after (GCRA), so N callers in turn carry rate x DURATION requests
-# when N >= rate x DURATION / (60 + DURATION); half as many again for a faster run. At most
+# 60 in any 60 seconds (a sliding window), so over DURATION at most 60 x ceil(DURATION / 60),
+# and N callers in turn carry rate x DURATION requests when
+# N >= rate x DURATION / (60 x ceil(DURATION / 60)); half as many again for a faster run. At most
 # 8,000, with the warm-up's 1,500 under the 10,000 tokens the API keeps verified.
 mint_many bench-warm 1500 "$work/warm.tokens"
 run_wrk "$work/warm.tokens" 3 "$work/wrk-warm.txt"
 warm_rps=$(rps_of "$work/wrk-warm.txt")
-callers=$(awk -v r="${warm_rps:-0}" -v d="$DURATION" 'BEGIN { n = int(r * d * 1.5 / (60 + d)) + 1; if (n < 64) n = 64; if (n > 8000) n = 8000; print n }')
+callers=$(awk -v r="${warm_rps:-0}" -v d="$DURATION" 'BEGIN { n = int(r * d * 1.5 / (60 * int((d + 59) / 60))) + 1; if (n < 64) n = 64; if (n > 8000) n = 8000; print n }')
 mint_many bench-load "$callers" "$work/load.tokens"
 run_wrk "$work/load.tokens" "$DURATION" "$work/wrk.txt"
 rps=$(rps_of "$work/wrk.txt")

@@ -161,12 +161,13 @@ LUA
 run_wrk() { WRK_TOKENS=$1 WRK_THREADS=2 WRK_PATH=$url_path wrk -t2 -c32 -d"$2s" --latency -s "$work/load.lua" "$base" >"$3" 2>&1 || true; }
 rps_of() { sed -n 's/^Requests\/sec:[[:space:]]*\([0-9.]*\).*/\1/p' "$1"; }
 ms() { awk -v v="$1" 'BEGIN{ if (v ~ /us$/) {sub(/us$/,"",v); print v/1000} else if (v ~ /ms$/) {sub(/ms$/,"",v); print v+0} else if (v ~ /s$/) {sub(/s$/,"",v); print v*1000} else print v }'; }
-# Callers: each may send 120 at once then 2 a second (GCRA), so N callers in turn carry
-# rate x DURATION requests when N >= rate x DURATION / (120 + 2 x DURATION).
+# Callers: each may send 120 in any 60 seconds (a sliding window), so over DURATION at most
+# 120 x ceil(DURATION / 60), and N callers in turn carry rate x DURATION requests when
+# N >= rate x DURATION / (120 x ceil(DURATION / 60)); half as many again for a faster run.
 mint_many bench-warm 1000 "$work/warm.tokens"
 run_wrk "$work/warm.tokens" 3 "$work/wrk-warm.txt"
 warm_rps=$(rps_of "$work/wrk-warm.txt")
-callers=$(awk -v r="${warm_rps:-0}" -v d="$DURATION" 'BEGIN { n = int(r * d * 1.5 / (120 + 2 * d)) + 1; if (n < 64) n = 64; if (n > 8000) n = 8000; print n }')
+callers=$(awk -v r="${warm_rps:-0}" -v d="$DURATION" 'BEGIN { n = int(r * d * 1.5 / (120 * int((d + 59) / 60))) + 1; if (n < 64) n = 64; if (n > 8000) n = 8000; print n }')
 mint_many bench-load "$callers" "$work/load.tokens"
 run_wrk "$work/load.tokens" "$DURATION" "$work/wrk.txt"
 rps=$(rps_of "$work/wrk.txt")

@@ -49,7 +49,7 @@ pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
     let body_limit = api.body_limit_bytes;
     router
         .fallback(|| async { AppError::NotFound("route") })
-        // The state for the reporting surface's rate limits and cache, route layers that
+        // The state for the reporting surface's rate limits, a route layer that
         // `reporting::router()` adds before the state exists.
         .layer(axum::Extension(state.clone()))
         .layer(middleware::from_fn_with_state(

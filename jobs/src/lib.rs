@@ -17,6 +17,7 @@ pub mod queue;
 pub mod registry;
 pub mod reporting_cache;
 pub mod retry;
+pub mod sliding_window;
 pub mod system;
 pub mod transport;
 

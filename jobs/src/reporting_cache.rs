@@ -2,8 +2,11 @@
 //! than in `api` because the PMS sync invalidates it when a run completes, so that a client that
 //! reads `COMPLETED` never reads an answer older than that run.
 //!
-//! An entry is one GET answer (status 200) under `{prefix}:reporting:cache:<path>?<query>` (the
-//! query's pairs sorted), holding `<generation>\n<content-type>\n<body>`.
+//! An entry is one GET answer (status 200) under `{prefix}:reporting:cache:<path>?<parameters>`,
+//! holding `<generation>\n<content-type>\n<body>`. The API writes the path and parameters as its
+//! handler parsed them (its `reporting::cache::CacheKey`), never the query text as sent: a
+//! parameter the route does not read adds no entry, and a default that follows the company's day
+//! is in the key as the date it stood for.
 //! The generation is a number at `{prefix}:reporting:cache:generation`; [`invalidate`] raises it,
 //! and an entry counts only while its generation is the current one. The API reads the generation
 //! before its handler reads the database and stores the answer under that generation, so an
@@ -39,23 +42,10 @@ pub fn generation_key(prefix: &str) -> String {
     format!("{prefix}:reporting:cache:generation")
 }
 
-/// The key of the answer to `path` with `query`: the same request however its parameters are
-/// ordered. Empty values stay in the key: `?status=` reads as absent but `?limit=` is a 400, so
-/// only the handler may say whether an empty value changes the answer.
-pub fn entry_key(prefix: &str, path: &str, query: Option<&str>) -> String {
-    format!(
-        "{prefix}:reporting:cache:{path}?{}",
-        normalise_query(query.unwrap_or_default())
-    )
-}
-
-/// The query's pairs (`name=value`, or `name` alone, as sent), sorted and joined by `&`. The
-/// pairs stay as sent (still percent-encoded): two spellings of one value are two entries, never
-/// one entry for two requests.
-pub fn normalise_query(query: &str) -> String {
-    let mut pairs: Vec<&str> = query.split('&').filter(|pair| !pair.is_empty()).collect();
-    pairs.sort_unstable();
-    pairs.join("&")
+/// The key of the answer to `request`: the route's path and its parameters as parsed
+/// (`/reporting/listings?page=1&limit=20&...`).
+pub fn entry_key(prefix: &str, request: &str) -> String {
+    format!("{prefix}:reporting:cache:{request}")
 }
 
 /// A stored answer.
@@ -177,24 +167,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_ignore_the_order_of_parameters_and_keep_empty_values() {
+    fn keys_are_under_the_prefix() {
         assert_eq!(
-            entry_key(
-                "p",
-                "/reporting/listings",
-                Some("status=ACTIVE&page=2&search=")
-            ),
-            "p:reporting:cache:/reporting/listings?page=2&search=&status=ACTIVE"
+            entry_key("p", "/reporting/listings?page=2&limit=20"),
+            "p:reporting:cache:/reporting/listings?page=2&limit=20"
         );
-        assert_eq!(
-            entry_key("p", "/reporting/listings", Some("page=2&status=ACTIVE")),
-            entry_key("p", "/reporting/listings", Some("status=ACTIVE&page=2"))
-        );
-        assert_eq!(
-            entry_key("p", "/reporting/listings", None),
-            "p:reporting:cache:/reporting/listings?"
-        );
-        assert_eq!(normalise_query("c=1&b=&&a"), "a&b=&c=1");
+        assert_eq!(generation_key("p"), "p:reporting:cache:generation");
     }
 
     #[test]

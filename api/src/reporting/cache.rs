@@ -1,21 +1,31 @@
 //! The answer cache of the reporting reads (spec/operations-apis.md, "Limits": listings 10
 //! minutes, reservations 2, dashboard 5), in Redis so that every replica shares it. Keys, values
-//! and invalidation are `jobs::reporting_cache` (the sync invalidates too); this is the route
-//! layer that serves from it and fills it.
+//! and invalidation are `jobs::reporting_cache` (the sync invalidates too); this is what the
+//! handlers serve from it and fill it with ([`answer`]).
 //!
-//! Only GET answers with status 200 are stored, up to [`MAX_CACHED_BYTES`]. The generation is
-//! read with the entry before the handler runs, so before it reads the database: an answer
+//! An answer is keyed on what its handler parsed ([`CacheKey`]), never on the query text: a
+//! parameter the route does not read (`?x=1`, a client's cache-buster) is ignored, as every
+//! route ignores it, and makes no entry of its own; two spellings of one value (`status=active`
+//! and `ACTIVE`, an omitted currency and the default one) are one entry; and a default that
+//! follows the company's day (a period ending today, the stays from today) is keyed by the date
+//! it stood for, so that an entry made before midnight is not served after it.
+//!
+//! Only answers with status 200 are stored, up to [`MAX_CACHED_BYTES`]. The generation is read
+//! with the entry before the handler's work runs, so before it reads the database: an answer
 //! computed from data older than an invalidation is stored under the older generation and never
 //! served. Redis unreachable: every answer is computed (`X-Cache: MISS`), never a failure.
 
+use std::fmt::Display;
+
 use axum::{
     body::{Body, HttpBody as _},
-    extract::Request,
-    http::{HeaderName, HeaderValue, Method, StatusCode, header},
-    middleware::Next,
+    http::{HeaderName, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use chrono::NaiveDate;
+use domain::{pagination::PageRequest, reporting::figures::Period};
 use jobs::reporting_cache::{self, Entry, Lookup};
+use uuid::Uuid;
 
 use crate::{error::AppError, state::AppState};
 
@@ -29,20 +39,91 @@ const INVALIDATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 /// `HIT` for an answer from the cache, `MISS` for one computed now.
 pub const X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 
-/// Route layer of the reporting router, inside the rate limits (a cached answer counts too).
-pub async fn serve(req: Request, next: Next) -> Response {
-    if req.method() != Method::GET {
-        return next.run(req).await;
+/// What a cached answer is keyed on: the route's path with its ids as parsed, then every
+/// parameter its handler read, as parsed (defaults applied, in one spelling), in the order the
+/// handler adds them. Each value is percent-encoded, so no value can pass for another parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheKey {
+    path: String,
+    params: Vec<(&'static str, String)>,
+}
+
+impl CacheKey {
+    pub fn new(path: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            params: Vec::new(),
+        }
     }
-    let path = req.uri().path().to_owned();
-    let Some(ttl) = reporting_cache::ttl_of(&path) else {
-        return next.run(req).await;
-    };
-    let Some(state) = req.extensions().get::<AppState>().cloned() else {
-        return next.run(req).await;
+
+    pub fn param(mut self, name: &'static str, value: impl Display) -> Self {
+        self.params.push((name, value.to_string()));
+        self
+    }
+
+    /// A filter: absent (no filter) leaves it out.
+    pub fn filter(self, name: &'static str, value: Option<impl Display>) -> Self {
+        match value {
+            Some(value) => self.param(name, value),
+            None => self,
+        }
+    }
+
+    /// `page` and `limit`, defaults applied.
+    pub fn page(self, page: PageRequest) -> Self {
+        self.param("page", page.page).param("limit", page.limit)
+    }
+
+    /// `startDate` and `endDate` as the period they stood for: with a default, the dates of that
+    /// day.
+    pub fn period(self, period: Period) -> Self {
+        self.param("startDate", period.start)
+            .param("endDate", period.end)
+    }
+
+    /// The company's date the answer was computed on (`BUSINESS_TIME_ZONE`), for an answer that
+    /// depends on it otherwise than through a period.
+    pub fn today(self, today: NaiveDate) -> Self {
+        self.param("today", today)
+    }
+
+    /// `listingIds` as parsed (each once, in their order: the answer echoes them); none, every
+    /// ACTIVE listing.
+    pub fn listing_ids(self, ids: &[Uuid]) -> Self {
+        if ids.is_empty() {
+            return self;
+        }
+        let ids: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+        self.param("listingIds", ids.join(","))
+    }
+
+    /// `<path>?<name>=<value>&...`, the request part of the entry's key.
+    fn request(&self) -> String {
+        let query = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(
+                self.params
+                    .iter()
+                    .map(|(name, value)| (*name, value.as_str())),
+            )
+            .finish();
+        format!("{}?{query}", self.path)
+    }
+}
+
+/// The answer under `key`: from the cache when it holds a current one (`X-Cache: HIT`), else
+/// computed by `work` (`X-Cache: MISS`) and, when 200 and small enough, stored for the route's
+/// duration. `work` runs only on a miss and after the generation was read. Call it once the
+/// request's parameters are parsed: a refused request never reaches the cache.
+pub async fn answer<R: IntoResponse>(
+    state: &AppState,
+    key: CacheKey,
+    work: impl Future<Output = Result<R, AppError>>,
+) -> Response {
+    let Some(ttl) = reporting_cache::ttl_of(&key.path) else {
+        return miss(work.await.into_response());
     };
     let reporting = &state.reporting;
-    let key = reporting_cache::entry_key(&reporting.prefix, &path, req.uri().query());
+    let key = reporting_cache::entry_key(&reporting.prefix, &key.request());
     let lookup = reporting
         .cache_gate
         .call(
@@ -57,7 +138,7 @@ pub async fn serve(req: Request, next: Next) -> Response {
         Some(Lookup { generation, .. }) => Some(generation),
         None => None,
     };
-    let res = next.run(req).await;
+    let res = work.await.into_response();
     let Some(generation) = generation.filter(|_| res.status() == StatusCode::OK) else {
         return miss(res);
     };
@@ -144,6 +225,67 @@ pub async fn invalidate(state: &AppState, after: &str) {
 #[cfg(test)]
 mod tests {
     use jobs::reporting_cache::ttl_of;
+
+    use super::*;
+
+    fn date(s: &str) -> NaiveDate {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn keys_hold_the_parsed_parameters_in_the_handlers_order() {
+        let key = CacheKey::new("/reporting/listings")
+            .page(PageRequest { page: 2, limit: 20 })
+            .filter("status", Some("ACTIVE"))
+            .filter("search", None::<&str>)
+            .period(Period {
+                start: date("2026-03-01"),
+                end: date("2026-03-30"),
+            })
+            .param("currency", "THB");
+        assert_eq!(
+            key.request(),
+            "/reporting/listings?page=2&limit=20&status=ACTIVE&startDate=2026-03-01&endDate=2026-03-30&currency=THB"
+        );
+        // A value cannot pass for another parameter.
+        let forged = CacheKey::new("/reporting/listings").filter("search", Some("a&status=ACTIVE"));
+        assert_eq!(
+            forged.request(),
+            "/reporting/listings?search=a%26status%3DACTIVE"
+        );
+        let id: Uuid = "0198a000-0000-7000-8000-000000000001".parse().unwrap();
+        assert_eq!(
+            CacheKey::new("/reporting/dashboard/occupancy")
+                .listing_ids(&[id, id])
+                .listing_ids(&[])
+                .request(),
+            format!("/reporting/dashboard/occupancy?listingIds={id}%2C{id}")
+        );
+    }
+
+    /// The defaults that follow the company's day are keyed by the date they stood for: the
+    /// same request made the day after is another entry.
+    #[test]
+    fn a_default_of_today_is_keyed_by_the_date() {
+        let defaulted = |today: &str| {
+            let mut problems = domain::Problems::new();
+            let period = Period::parse(&mut problems, None, None, date(today), 366).unwrap();
+            CacheKey::new("/reporting/dashboard/metrics")
+                .period(period)
+                .request()
+        };
+        assert_eq!(
+            defaulted("2026-03-30"),
+            "/reporting/dashboard/metrics?startDate=2026-03-01&endDate=2026-03-30"
+        );
+        assert_ne!(defaulted("2026-03-30"), defaulted("2026-03-31"));
+        let upcoming = |today: &str| {
+            CacheKey::new("/reporting/dashboard/reservations")
+                .today(date(today))
+                .request()
+        };
+        assert_ne!(upcoming("2026-03-30"), upcoming("2026-03-31"));
+    }
 
     /// An export's answers change while its job runs, and its file is not JSON: never cached.
     #[test]

@@ -8,7 +8,7 @@
 //! value is a 400 naming its parameter; the period's defaults follow the company's day
 //! (`BUSINESS_TIME_ZONE`).
 
-use axum::{Json, extract::State};
+use axum::{Json, extract::State, response::Response};
 use chrono::NaiveDate;
 use domain::{
     Problems,
@@ -27,7 +27,10 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::reservations::ReportingReservation;
+use super::{
+    cache::{self, CacheKey},
+    reservations::ReportingReservation,
+};
 use crate::{
     error::AppError, extract::ApiQuery, paging::Items, query::set_filter, state::AppState,
 };
@@ -353,18 +356,24 @@ pub async fn metrics(
     ApiQuery(period): ApiQuery<PeriodQuery>,
     ApiQuery(scope): ApiQuery<ScopeQuery>,
     ApiQuery(currency): ApiQuery<CurrencyQuery>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Response, AppError> {
     let today = state.core.business_time_zone.today();
     let mut problems = Problems::new();
     let period = period.read(&mut problems, today, MAX_PERIOD_NIGHTS);
     let ids = scope.read(&mut problems);
     let currency = currency.read(&mut problems, &state.core.reporting.currency);
     let (period, currency) = problems.finish_with(period.zip(currency))?;
-    let mut conn = state.pool.acquire().await?;
-    let scope = Scope::resolve(&mut conn, ids).await?;
-    Ok(Json(
-        figures::metrics(&mut conn, &scope, period, &currency).await?,
-    ))
+    let key = CacheKey::new("/reporting/dashboard/metrics")
+        .period(period)
+        .listing_ids(&ids)
+        .param("currency", &currency);
+    Ok(cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let scope = Scope::resolve(&mut conn, ids).await?;
+        let figures = figures::metrics(&mut conn, &scope, period, &currency).await?;
+        Ok::<_, AppError>(Json(figures))
+    })
+    .await)
 }
 
 /// One figure (revenue or occupancy) per day, week or month of the period, with the previous
@@ -381,7 +390,7 @@ pub async fn charts(
     ApiQuery(period): ApiQuery<PeriodQuery>,
     ApiQuery(scope): ApiQuery<ScopeQuery>,
     ApiQuery(currency): ApiQuery<CurrencyQuery>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Response, AppError> {
     let today = state.core.business_time_zone.today();
     let mut problems = Problems::new();
     let (kind, granularity) = chart.read(&mut problems);
@@ -396,11 +405,19 @@ pub async fn charts(
         .zip(period.zip(currency))
         .map(|((kind, granularity), (period, currency))| (kind, granularity, period, currency));
     let (kind, granularity, period, currency) = problems.finish_with(parsed)?;
-    let mut conn = state.pool.acquire().await?;
-    let scope = Scope::resolve(&mut conn, ids).await?;
-    Ok(Json(
-        figures::chart(&mut conn, &scope, period, kind, granularity, &currency).await?,
-    ))
+    let key = CacheKey::new("/reporting/dashboard/charts")
+        .param("type", kind.as_str())
+        .param("period", granularity.as_str())
+        .period(period)
+        .listing_ids(&ids)
+        .param("currency", &currency);
+    Ok(cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let scope = Scope::resolve(&mut conn, ids).await?;
+        let chart = figures::chart(&mut conn, &scope, period, kind, granularity, &currency).await?;
+        Ok::<_, AppError>(Json(chart))
+    })
+    .await)
 }
 
 /// Occupancy of the listings in scope night by night (`calendar`), and per listing over the
@@ -415,15 +432,22 @@ pub async fn occupancy(
     State(state): State<AppState>,
     ApiQuery(period): ApiQuery<PeriodQuery>,
     ApiQuery(scope): ApiQuery<ScopeQuery>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Response, AppError> {
     let today = state.core.business_time_zone.today();
     let mut problems = Problems::new();
     let period = period.read(&mut problems, today, MAX_PERIOD_NIGHTS);
     let ids = scope.read(&mut problems);
     let period = problems.finish_with(period)?;
-    let mut conn = state.pool.acquire().await?;
-    let scope = Scope::resolve(&mut conn, ids).await?;
-    Ok(Json(figures::occupancy(&mut conn, &scope, period).await?))
+    let key = CacheKey::new("/reporting/dashboard/occupancy")
+        .period(period)
+        .listing_ids(&ids);
+    Ok(cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let scope = Scope::resolve(&mut conn, ids).await?;
+        let occupancy = figures::occupancy(&mut conn, &scope, period).await?;
+        Ok::<_, AppError>(Json(occupancy))
+    })
+    .await)
 }
 
 /// The stays arriving from today on and those in progress (check-out after today, the
@@ -437,15 +461,21 @@ pub async fn occupancy(
 pub async fn upcoming(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<UpcomingQuery>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Response, AppError> {
     let mut problems = Problems::new();
     let (limit, status) = q.read(&mut problems);
     problems.finish()?;
     let today = state.core.business_time_zone.today();
-    let mut conn = state.pool.acquire().await?;
-    Ok(Json(
-        reservations::upcoming(&mut conn, today, status, limit).await?,
-    ))
+    let key = CacheKey::new("/reporting/dashboard/reservations")
+        .param("limit", limit)
+        .param("status", status)
+        .today(today);
+    Ok(cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let stays = reservations::upcoming(&mut conn, today, status, limit).await?;
+        Ok::<_, AppError>(Json(stays))
+    })
+    .await)
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -3,16 +3,16 @@
 //! `/reporting/listings*` 60, `/reporting/sync/*` 5 and every other route 60; health is not
 //! limited.
 //!
-//! Counted in Redis so that every API replica shares one budget: one GCRA script per request
-//! (the caller's theoretical arrival time under `{prefix}:reporting:rate:<class>:<subject>`,
-//! advanced by one emission interval per request, a burst of the whole minute's allowance), on
-//! Redis' own clock so that replicas whose clocks differ still agree. While Redis is unreachable
-//! requests are served unlimited ([`super::RedisGate`]): a limit is worth less than an answer.
+//! "120 a minute" holds for every 60 seconds, not on average: each caller and class has a
+//! sliding-window log in Redis (`jobs::sliding_window`, the PMS limiter's), under
+//! `{prefix}:reporting:rate-log:<class>:<subject>`, one script per request on Redis' own clock, so
+//! that every API replica shares one budget and replicas whose clocks differ still agree. A
+//! request is admitted while fewer than the limit were admitted in the last 60 s; a refused one
+//! waits for the oldest of those to leave the window, and does not count. While Redis is
+//! unreachable requests are served unlimited ([`super::RedisGate`]): a limit is worth less than an
+//! answer.
 
-use std::{
-    sync::{Arc, LazyLock},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use axum::{
     extract::Request,
@@ -20,6 +20,8 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
+
+use jobs::sliding_window::{self, Slot};
 
 use super::Reporting;
 use crate::{auth::CurrentUser, error::AppError, state::AppState};
@@ -75,16 +77,38 @@ pub fn class_of(path: &str) -> Option<Class> {
 pub struct Decision {
     pub allowed: bool,
     pub limit: u32,
-    /// Requests the caller may still send at once.
+    /// Requests the caller may still send at once: the limit less those of the last minute.
     pub remaining: u64,
-    /// Seconds until the whole allowance is back.
+    /// Seconds until the whole allowance is back (the last admitted request leaves the window).
     pub reset_secs: u64,
-    /// Refused: seconds until this request would be allowed (at least 1). Allowed: seconds until
-    /// the next one would be (0 while some remain).
+    /// Refused: seconds until this request would be allowed, when the oldest request of the
+    /// window leaves it (at least 1). Allowed: seconds until the next one would be (0 while some
+    /// remain).
     pub wait_secs: u64,
 }
 
 impl Decision {
+    /// The decision on a request of a class limited to `limit` a window, from the slot the log
+    /// answered.
+    fn of(limit: u32, slot: &Slot) -> Decision {
+        let seconds = |d: Duration| u64::try_from(d.as_millis().div_ceil(1000)).unwrap_or(u64::MAX);
+        let remaining = u64::from(limit).saturating_sub(slot.in_window);
+        let wait_secs = if !slot.admitted {
+            seconds(slot.oldest_leaves).max(1)
+        } else if remaining == 0 {
+            seconds(slot.oldest_leaves)
+        } else {
+            0
+        };
+        Decision {
+            allowed: slot.admitted,
+            limit,
+            remaining,
+            reset_secs: seconds(slot.newest_leaves),
+            wait_secs,
+        }
+    }
+
     /// `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`.
     fn write(&self, headers: &mut HeaderMap) {
         headers.insert(
@@ -102,66 +126,25 @@ impl Decision {
     }
 }
 
-/// GCRA with a burst of the whole allowance: KEYS[1] holds the caller's theoretical arrival time
-/// in milliseconds; ARGV[1] is the limit, ARGV[2] the window in milliseconds. Answers {allowed,
-/// remaining, milliseconds until the allowance is whole again, milliseconds to wait (refused:
-/// for this request; allowed: for the next one)}. A refused request changes nothing.
-static GCRA: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        r"
-local limit = tonumber(ARGV[1])
-local period = tonumber(ARGV[2])
-local interval = math.max(1, math.floor(period / limit))
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local tat = tonumber(redis.call('GET', KEYS[1]) or 0) or 0
-if tat < now then tat = now end
-local new_tat = tat + interval
-local allow_at = new_tat - period
-if now < allow_at then
-  return {0, 0, tat - now, allow_at - now}
-end
-redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', new_tat - now)
-local remaining = math.floor((now + period - new_tat) / interval)
-local wait = 0
-if remaining == 0 then wait = new_tat + interval - period - now end
-return {1, remaining, new_tat - now, wait}
-",
-    )
-});
+/// The key of `subject`'s log for `class`. Not the `reporting:rate:` of the GCRA this log
+/// replaced: a string left under that name for up to a minute after an upgrade would make every
+/// script on it fail (a sorted-set command on a string), switching the limits off meanwhile.
+fn key(prefix: &str, class: Class, subject: &str) -> String {
+    format!("{prefix}:reporting:rate-log:{}:{subject}", class.name)
+}
 
 /// Takes one request of `class` from `subject`'s allowance; `None` when Redis could not say (the
 /// request goes unlimited).
 pub async fn take(reporting: &Reporting, class: Class, subject: &str) -> Option<Decision> {
-    let key = format!(
-        "{}:reporting:rate:{}:{subject}",
-        reporting.prefix, class.name
-    );
-    let window_ms = u64::try_from(WINDOW.as_millis()).unwrap_or(60_000);
-    let mut conn = reporting.redis.clone();
-    let (allowed, remaining, reset_ms, wait_ms): (i64, i64, i64, i64) = reporting
+    let key = key(&reporting.prefix, class, subject);
+    let slot = reporting
         .limits_gate
         .call(
             "rate limits not applied",
-            GCRA.key(&key)
-                .arg(class.limit)
-                .arg(window_ms)
-                .invoke_async(&mut conn),
+            sliding_window::take(&reporting.redis, &key, class.limit, WINDOW),
         )
         .await?;
-    let seconds = |ms: i64| u64::try_from(ms).unwrap_or(0).div_ceil(1000);
-    let allowed = allowed == 1;
-    Some(Decision {
-        allowed,
-        limit: class.limit,
-        remaining: u64::try_from(remaining).unwrap_or(0),
-        reset_secs: seconds(reset_ms),
-        wait_secs: if allowed {
-            seconds(wait_ms)
-        } else {
-            seconds(wait_ms).max(1)
-        },
-    })
+    Some(Decision::of(class.limit, &slot))
 }
 
 /// Route layer of the reporting router (inside `auth::authorize`, so the caller is known):
@@ -228,5 +211,30 @@ mod tests {
         );
         assert_eq!(class_of("/reporting/health"), None);
         assert_eq!(class_of("/inventory/items"), None);
+    }
+
+    #[test]
+    fn decisions_from_the_log() {
+        let slot = |admitted, in_window, oldest_ms, newest_ms| Slot {
+            admitted,
+            in_window,
+            oldest_leaves: Duration::from_millis(oldest_ms),
+            newest_leaves: Duration::from_millis(newest_ms),
+        };
+        // The first of the minute: the whole allowance is back in 60 s.
+        let first = Decision::of(5, &slot(true, 1, 60_000, 60_000));
+        assert_eq!((first.allowed, first.remaining), (true, 4));
+        assert_eq!((first.reset_secs, first.wait_secs), (60, 0));
+        // The last one the window holds: the next waits for the oldest to leave it.
+        let last = Decision::of(5, &slot(true, 5, 47_200, 60_000));
+        assert_eq!((last.allowed, last.remaining), (true, 0));
+        assert_eq!((last.reset_secs, last.wait_secs), (60, 48));
+        // Refused: a slot frees when the oldest leaves; never less than a second.
+        let refused = Decision::of(5, &slot(false, 5, 47_200, 59_000));
+        assert_eq!((refused.allowed, refused.remaining), (false, 0));
+        assert_eq!((refused.reset_secs, refused.wait_secs), (59, 48));
+        assert_eq!(Decision::of(5, &slot(false, 5, 1, 900)).wait_secs, 1);
+        // A limit lowered below what the window holds: nothing remains, not an underflow.
+        assert_eq!(Decision::of(5, &slot(false, 9, 1_000, 2_000)).remaining, 0);
     }
 }

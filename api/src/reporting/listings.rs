@@ -3,7 +3,7 @@
 //! `domain::reporting::figures`, which the dashboard and the exports share), and its link to a
 //! villa, which a person may set by hand.
 
-use axum::{Json, extract::State};
+use axum::{Json, extract::State, response::Response};
 use domain::{
     Problems,
     reporting::{
@@ -19,7 +19,10 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
-use super::dashboard::PeriodQuery;
+use super::{
+    cache::{self, CacheKey},
+    dashboard::PeriodQuery,
+};
 use crate::{
     error::AppError,
     extract::{ApiJson, ApiPath, ApiQuery, Object},
@@ -154,7 +157,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<ListingQuery>,
     ApiQuery(period): ApiQuery<PeriodQuery>,
     ApiQuery(currency): ApiQuery<ListingCurrencyQuery>,
-) -> Result<JsonPageAnswer, AppError> {
+) -> Result<Response, AppError> {
     let mut problems = Problems::new();
     let page = paging.read(&mut problems);
     let filter = ListingFilter {
@@ -170,11 +173,18 @@ pub async fn list(
     let period = period.read(&mut problems, today, MAX_PERIOD_NIGHTS);
     let currency = currency.read(&mut problems, &state.core.reporting.currency);
     let (period, currency) = problems.finish_with(period.zip(currency))?;
-    let mut conn = state.pool.acquire().await?;
-    Ok(JsonPageAnswer::new(
-        listings::list_listings(&mut conn, &filter, page, period, &currency).await?,
-        page,
-    ))
+    let key = CacheKey::new("/reporting/listings")
+        .page(page)
+        .filter("status", filter.status)
+        .filter("search", filter.search.as_deref())
+        .period(period)
+        .param("currency", &currency);
+    Ok(cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let found = listings::list_listings(&mut conn, &filter, page, period, &currency).await?;
+        Ok::<_, AppError>(JsonPageAnswer::new(found, page))
+    })
+    .await)
 }
 
 /// One listing, with its internal name and its figures over the period (default the 30 nights
@@ -191,16 +201,21 @@ pub async fn get(
     ApiPath(id): ApiPath<Uuid>,
     ApiQuery(period): ApiQuery<PeriodQuery>,
     ApiQuery(currency): ApiQuery<ListingCurrencyQuery>,
-) -> Result<Json<Value>, AppError> {
+) -> Result<Response, AppError> {
     let today = state.core.business_time_zone.today();
     let mut problems = Problems::new();
     let period = period.read(&mut problems, today, MAX_PERIOD_NIGHTS);
     let currency = currency.read(&mut problems, &state.core.reporting.currency);
     let (period, currency) = problems.finish_with(period.zip(currency))?;
-    let mut conn = state.pool.acquire().await?;
-    Ok(Json(
-        listings::get_listing(&mut conn, id, period, &currency).await?,
-    ))
+    let key = CacheKey::new(format!("/reporting/listings/{id}"))
+        .period(period)
+        .param("currency", &currency);
+    Ok(cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let listing = listings::get_listing(&mut conn, id, period, &currency).await?;
+        Ok::<_, AppError>(Json(listing))
+    })
+    .await)
 }
 
 /// Links the listing to a villa by hand, or unlinks it (`villaId: null`); later syncs keep the

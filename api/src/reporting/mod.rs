@@ -5,12 +5,12 @@
 //! themselves (jobs on the `pms` queue, `jobs::pms`), and health. Errors are `{error: {code,
 //! message, retryAfter}}`.
 //!
-//! Two route layers wrap every route but health, in this order: the per-caller rate limits
-//! ([`limits`]), then the answer cache of the listing, reservation and dashboard reads
-//! ([`cache`]; never the exports, whose state changes while they are made); a cached answer
-//! still counts against its caller's limit. Both keep their state in
-//! Redis so that every API replica shares one budget and one cache, and both serve on, unlimited
-//! and uncached, while Redis is unreachable.
+//! A route layer puts the per-caller rate limits ([`limits`]) on every route but health; inside
+//! it, the listing, reservation and dashboard reads answer from the cache ([`cache`]) once they
+//! have parsed their parameters, keyed on what they parsed (never the exports, whose state
+//! changes while they are made); a cached answer still counts against its caller's limit. Both
+//! keep their state in Redis so that every API replica shares one budget and one cache, and both
+//! serve on, unlimited and uncached, while Redis is unreachable.
 
 pub mod cache;
 pub mod dashboard;
@@ -46,8 +46,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(export::router())
         .merge(health::router())
         // Route layers run only for matched routes, inside `auth::authorize` (the caller is
-        // known); the last added runs first: the limit, then the cache.
-        .route_layer(middleware::from_fn(cache::serve))
+        // known).
         .route_layer(middleware::from_fn(limits::enforce))
 }
 

@@ -1,6 +1,6 @@
 //! `/reporting/reservations`: the PMS reservations the sync stores, with the spec's filters.
 
-use axum::{Json, extract::State};
+use axum::{Json, extract::State, response::Response};
 use domain::{
     Problems,
     reporting::{
@@ -14,6 +14,7 @@ use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
+use super::cache::{self, CacheKey};
 use crate::{
     error::AppError,
     extract::{ApiPath, ApiQuery},
@@ -100,7 +101,7 @@ pub async fn list(
     State(state): State<AppState>,
     ApiQuery(paging): ApiQuery<PageQuery>,
     ApiQuery(q): ApiQuery<ReservationQuery>,
-) -> Result<JsonPageAnswer, AppError> {
+) -> Result<Response, AppError> {
     let mut problems = Problems::new();
     let page = paging.read(&mut problems);
     let filter = ReservationFilter {
@@ -122,11 +123,19 @@ pub async fn list(
         problems.push("endDate", "out_of_range", "must not be before startDate");
     }
     problems.finish()?;
-    let mut conn = state.pool.acquire().await?;
-    Ok(JsonPageAnswer::new(
-        reservations::list_reservations(&mut conn, &filter, page).await?,
-        page,
-    ))
+    let key = CacheKey::new("/reporting/reservations")
+        .page(page)
+        .filter("listingId", filter.listing_id)
+        .filter("status", filter.status)
+        .filter("channel", filter.channel)
+        .filter("startDate", filter.start)
+        .filter("endDate", filter.end);
+    Ok(cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let found = reservations::list_reservations(&mut conn, &filter, page).await?;
+        Ok::<_, AppError>(JsonPageAnswer::new(found, page))
+    })
+    .await)
 }
 
 /// One reservation, with its tax and commissions.
@@ -136,12 +145,14 @@ pub async fn list(
         (status = 200, description = "The reservation (`X-Cache: HIT` or `MISS`)", body = ReportingReservation),
         (status = 404, description = "No such reservation"),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 requests a minute per caller")))]
-pub async fn get(
-    State(state): State<AppState>,
-    ApiPath(id): ApiPath<Uuid>,
-) -> Result<Json<Value>, AppError> {
-    let mut conn = state.pool.acquire().await?;
-    Ok(Json(reservations::get_reservation(&mut conn, id).await?))
+pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<Uuid>) -> Response {
+    let key = CacheKey::new(format!("/reporting/reservations/{id}"));
+    cache::answer(&state, key, async {
+        let mut conn = state.pool.acquire().await?;
+        let reservation = reservations::get_reservation(&mut conn, id).await?;
+        Ok::<_, AppError>(Json(reservation))
+    })
+    .await
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -24,6 +24,16 @@ pub enum MetricsCurrency {
     ListingsOwn { fallback: Currency },
 }
 
+/// As a cache key names it: the code asked for, or `own` with the fallback.
+impl std::fmt::Display for MetricsCurrency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Asked(currency) => write!(f, "{currency}"),
+            Self::ListingsOwn { fallback } => write!(f, "own:{fallback}"),
+        }
+    }
+}
+
 impl MetricsCurrency {
     /// The currency of the metrics of a listing whose own currency is `own`, as stored (none, or
     /// not a 3-letter code: the fallback).

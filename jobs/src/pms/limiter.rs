@@ -2,11 +2,11 @@
 //! answers 429 past 15 requests per 10 seconds per IP address and 20 per account, so every
 //! process that calls it takes a slot here first.
 //!
-//! The budget is a sliding-window log in Redis: one sorted set per account whose members are the
-//! requests of the last window, scored by when they were let through. One Lua script prunes the
-//! set, counts it and either adds the new request or answers how long until the oldest one leaves
-//! the window; the time is Redis's own (`TIME`), so the clocks of the callers never matter. When
-//! Redis cannot be reached the process keeps to the same numbers on its own (an in-process log),
+//! The budget is a sliding-window log in Redis ([`crate::sliding_window`], which the reporting
+//! API's rate limits take their slots from too): one sorted set per account whose members are the
+//! requests of the last window, scored by when they were let through, and one Lua script that
+//! prunes, counts and admits or answers how long until the oldest leaves the window, on Redis' own
+//! clock. When Redis cannot be reached the process keeps to the same numbers on its own (an in-process log),
 //! which holds the budget for a single worker, the usual deployment of `worker-pms`.
 //!
 //! Each wait for a slot is recorded in `villa_pms_rate_limiter_wait_seconds`.
@@ -22,29 +22,8 @@ use std::{
 
 use domain::metrics::names;
 use redis::aio::ConnectionManager;
-use uuid::Uuid;
 
-/// Takes a slot from the log `KEYS[1]`: `ARGV[1]` requests per `ARGV[2]` milliseconds; `ARGV[3]`
-/// makes the member unique (two requests in one millisecond are two members). Answers 0 when the
-/// request may go, else the milliseconds until a slot frees up (at least 1).
-const SCRIPT: &str = r"
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < limit then
-  redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], window)
-  return 0
-end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local wait = tonumber(oldest[2]) + window - now
-if wait < 1 then
-  wait = 1
-end
-return wait
-";
+use crate::sliding_window;
 
 /// How long one call to Redis may take before the local log decides instead.
 const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
@@ -60,7 +39,6 @@ pub struct RateLimiter {
 
 struct Inner {
     redis: ConnectionManager,
-    script: redis::Script,
     key: String,
     limit: u32,
     window: Duration,
@@ -99,7 +77,6 @@ impl RateLimiter {
         Self {
             inner: Some(Arc::new(Inner {
                 redis,
-                script: redis::Script::new(SCRIPT),
                 key,
                 limit,
                 window,
@@ -182,13 +159,9 @@ impl Inner {
     }
 
     async fn ask_redis(&self) -> Result<Duration, String> {
-        let mut conn = self.redis.clone();
-        let window_ms = u64::try_from(self.window.as_millis()).unwrap_or(u64::MAX);
-        let member = Uuid::new_v4().simple().to_string();
-        let mut invocation = self.script.key(&self.key);
-        invocation.arg(self.limit).arg(window_ms).arg(member);
-        match tokio::time::timeout(REDIS_TIMEOUT, invocation.invoke_async::<i64>(&mut conn)).await {
-            Ok(Ok(ms)) => Ok(Duration::from_millis(u64::try_from(ms).unwrap_or(0))),
+        let slot = sliding_window::take(&self.redis, &self.key, self.limit, self.window);
+        match tokio::time::timeout(REDIS_TIMEOUT, slot).await {
+            Ok(Ok(slot)) => Ok(slot.wait()),
             Ok(Err(error)) => Err(error.to_string()),
             Err(_) => Err(format!("no answer within {REDIS_TIMEOUT:?}")),
         }
@@ -200,7 +173,7 @@ fn padded(window: Duration) -> Duration {
     window + (window / 40).min(Duration::from_millis(250))
 }
 
-/// The same sliding-window log as the script, in this process only.
+/// The same sliding-window log as [`sliding_window`]'s script, in this process only.
 #[derive(Debug, Default)]
 struct LocalLog {
     sent: VecDeque<Instant>,

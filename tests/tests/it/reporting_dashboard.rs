@@ -1387,14 +1387,13 @@ async fn dashboard_answers_are_cached_until_invalidated_and_limited_to_120_a_min
     assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
     assert_eq!(num(&m["revenue"]["total"]), d("7666.67"));
 
-    // 120 a minute per caller, cached answers included: a burst of 120 is served, then refused
-    // (more than 120 only as fast as the allowance comes back: one every half second).
+    // 120 a minute per caller, cached answers included, in any 60 seconds: a burst of 120 is
+    // served, then nothing more until the first of them is a minute old (not one every half
+    // second as the minute's allowance would come back on average).
     let mut claims = app.idp.claims(&["viewer"]);
     claims["sub"] = json!(format!("dashboard-{}", Uuid::new_v4().simple()));
     let token = app.idp.sign("k1", &claims);
-    let started = std::time::Instant::now();
-    let mut served = 0_u32;
-    let refusal = loop {
+    let send = || async {
         let res = app
             .http
             .get(app.url(&metrics))
@@ -1404,31 +1403,130 @@ async fn dashboard_answers_are_cached_until_invalidated_and_limited_to_120_a_min
             .unwrap();
         let headers = res.headers().clone();
         let (status, body) = read_json(res).await;
-        if status == 429 {
-            break (headers, body);
-        }
-        assert_eq!(status, 200, "{body}");
-        if served == 0 {
-            assert_eq!(header_of(&headers, "ratelimit-remaining"), Some("119"));
-        }
-        served += 1;
-        assert!(served <= 200, "never refused");
+        (status, headers, body)
     };
-    let refilled = u32::try_from(started.elapsed().as_millis() / 500).unwrap_or(u32::MAX);
-    assert!(
-        (120..=refilled.saturating_add(121)).contains(&served),
-        "{served} served before the refusal"
-    );
-    let (headers, body) = refusal;
-    assert_error_shape("reporting", &body, 429, "RATE_LIMIT_EXCEEDED");
-    let retry_after = body["error"]["retryAfter"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("retryAfter in whole seconds: {body}"));
-    assert!((1..=60).contains(&retry_after), "{body}");
+    let started = std::time::Instant::now();
+    for served in 0..120_u64 {
+        let (status, headers, body) = send().await;
+        assert_eq!(status, 200, "call {}: {body}", served + 1);
+        assert_eq!(
+            header_of(&headers, "ratelimit-remaining"),
+            Some((119 - served).to_string().as_str()),
+            "call {}",
+            served + 1
+        );
+    }
+    // Three seconds more of requests, one every 200 ms: every one refused.
+    for i in 0..15 {
+        let (status, headers, body) = send().await;
+        let elapsed = started.elapsed().as_secs();
+        assert!(
+            elapsed < 55,
+            "the test is too slow to show a window: {elapsed} s"
+        );
+        assert_eq!(status, 429, "request {} after the burst: {body}", i + 1);
+        assert_error_shape("reporting", &body, 429, "RATE_LIMIT_EXCEEDED");
+        // A slot frees when the burst's first request leaves the window.
+        let retry_after = body["error"]["retryAfter"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("retryAfter in whole seconds: {body}"));
+        assert!(
+            (59 - elapsed.min(59)..=61 - elapsed).contains(&retry_after),
+            "retryAfter {retry_after} {elapsed} s after the first request"
+        );
+        assert_eq!(
+            header_of(&headers, "retry-after"),
+            Some(retry_after.to_string().as_str())
+        );
+        assert_eq!(header_of(&headers, "ratelimit-remaining"), Some("0"));
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// A zone 11 hours behind UTC and one 14 ahead: at every instant the second's date is a day or two
+/// after the first's, so two replicas in these zones show what one sees before and after midnight.
+fn yesterday_and_today() -> (domain::clock::BusinessZone, domain::clock::BusinessZone) {
+    (
+        "Pacific/Pago_Pago".parse().unwrap(),
+        "Pacific/Kiritimati".parse().unwrap(),
+    )
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn an_answer_cached_before_midnight_is_not_served_after_it(pool: PgPool) {
+    // Two replicas of one platform (one database, one Redis prefix, so one cache) whose company
+    // days differ: the first answers on "yesterday", the second on "today".
+    let (behind, ahead) = yesterday_and_today();
+    let prefix = tests::unique_prefix();
+    let replica = |business_time_zone| TestAppOptions {
+        redis_prefix: Some(prefix.clone()),
+        business_time_zone,
+        ..Default::default()
+    };
+    let yesterday_app = TestApp::spawn_with(pool.clone(), replica(behind)).await;
+    let today_app = TestApp::spawn_with(pool.clone(), replica(ahead)).await;
+    let today = ahead.today();
+    assert!(behind.today() < today);
+    insert_listing(&pool, 401, "Villa Midnight", "ACTIVE", "THB").await;
+    // Left this morning (today's morning): still in progress yesterday, gone today.
+    insert_stay(
+        &pool,
+        &Stay {
+            pms_id: 1,
+            listing_pms_id: 401,
+            status: "CONFIRMED",
+            currency: Some("THB"),
+            check_in: today - TimeDelta::days(3),
+            check_out: today,
+            channel: "AIRBNB",
+            total: d("3000.00"),
+        },
+    )
+    .await;
+    let cache_of = |headers: &HeaderMap| header_of(headers, "x-cache").map(str::to_owned);
+    let stays = |body: &Value| body["data"].as_array().map_or(usize::MAX, Vec::len);
+
+    let (status, headers, before) = fetch(&yesterday_app, RESERVATIONS).await;
+    assert_eq!(status, 200, "{before}");
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
+    assert_eq!(stays(&before), 1, "in progress yesterday: {before}");
+    let (status, headers, after) = fetch(&today_app, RESERVATIONS).await;
+    assert_eq!(status, 200, "{after}");
     assert_eq!(
-        header_of(&headers, "retry-after"),
-        Some(retry_after.to_string().as_str())
+        cache_of(&headers).as_deref(),
+        Some("MISS"),
+        "yesterday's answer served today: {after}"
     );
+    assert_eq!(stays(&after), 0, "left this morning: {after}");
+    // Today's answer is cached for today.
+    let (_, headers, again) = fetch(&today_app, RESERVATIONS).await;
+    assert_eq!(cache_of(&headers).as_deref(), Some("HIT"));
+    assert_eq!(again, after);
+
+    // The default period (the 30 nights ending today) is today's, on every route that has one.
+    for path in [
+        METRICS.to_owned(),
+        CHARTS.to_owned(),
+        OCCUPANCY.to_owned(),
+        "/reporting/listings".to_owned(),
+    ] {
+        let (status, headers, before) = fetch(&yesterday_app, &path).await;
+        assert_eq!(status, 200, "{path}: {before}");
+        assert_eq!(cache_of(&headers).as_deref(), Some("MISS"), "{path}");
+        let (status, headers, after) = fetch(&today_app, &path).await;
+        assert_eq!(status, 200, "{path}: {after}");
+        assert_eq!(
+            cache_of(&headers).as_deref(),
+            Some("MISS"),
+            "{path}: yesterday's answer served today"
+        );
+        let end = match path.as_str() {
+            METRICS => &after["period"]["endDate"],
+            "/reporting/listings" => &after["data"][0]["metrics"]["endDate"],
+            _ => &after["endDate"],
+        };
+        assert_eq!(end, &json!(today.to_string()), "{path}: {after}");
+    }
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]

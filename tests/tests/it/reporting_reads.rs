@@ -992,6 +992,14 @@ async fn rate_limits_are_per_caller_and_shared_by_two_api_processes(pool: PgPool
         let (limit, remaining, _) = limits(&headers);
         assert_eq!((limit, remaining), (5, 0));
     }
+    // 5 in any 60 seconds, not 5 at once and then one every 12 s: 13 s on, still refused, until
+    // the first of the five is a minute old.
+    tokio::time::sleep(Duration::from_secs(13)).await;
+    let res = send_as(&a, subject(&a), runs).await.unwrap();
+    let (status, body) = read_json(res).await;
+    assert_eq!(status, 429, "a sixth request 13 s after the first: {body}");
+    let retry_after = body["error"]["retryAfter"].as_u64().unwrap_or(0);
+    assert!((35..=47).contains(&retry_after), "{body}");
 
     // Another caller has a budget of its own, on either process.
     let res = send_as(&b, token_as(&b, "viewer", "user-2"), runs)
@@ -1092,6 +1100,68 @@ async fn with_redis_down_reads_are_served_uncached_and_unlimited(pool: PgPool) {
     assert_eq!(health["status"], "healthy", "{health}");
 }
 
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn parameters_a_route_does_not_read_add_no_cache_entry(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    insert_listing(&pool, 901, "Villa Amber", "ACTIVE").await;
+    let cache_of = |headers: &HeaderMap| header_of(headers, "x-cache").map(str::to_owned);
+    let listing_entries = || cache_keys(&app, &["/reporting/listings?"]);
+
+    let (status, headers, first) = fetch(&app, "/reporting/listings", "viewer").await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(cache_of(&headers).as_deref(), Some("MISS"));
+    // Junk parameters (a cache-buster, a tracking tag) are ignored, as the route ignores them:
+    // the same answer, from the one entry.
+    for i in 1..=20 {
+        let path = format!("/reporting/listings?x={i}&utm_source=mail{i}");
+        let (status, headers, body) = fetch(&app, &path, "viewer").await;
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(cache_of(&headers).as_deref(), Some("HIT"), "{path}");
+        assert_eq!(body, first, "{path}");
+    }
+    assert_eq!(
+        listing_entries().await.len(),
+        1,
+        "{:?}",
+        listing_entries().await
+    );
+    // Values are keyed as the route reads them: its defaults spelled out, a status in any
+    // letter case, a blank search, are the entry of the request without them.
+    for path in [
+        "/reporting/listings?page=1&limit=20",
+        "/reporting/listings?currency=thb",
+        "/reporting/listings?search=%20&status=",
+    ] {
+        let (status, headers, body) = fetch(&app, path, "viewer").await;
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(cache_of(&headers).as_deref(), Some("HIT"), "{path}");
+    }
+    for (path, expected) in [
+        ("/reporting/listings?status=active", "MISS"),
+        ("/reporting/listings?status=ACTIVE&junk=1", "HIT"),
+    ] {
+        let (status, headers, body) = fetch(&app, path, "viewer").await;
+        assert_eq!(status, 200, "{path}: {body}");
+        assert_eq!(cache_of(&headers).as_deref(), Some(expected), "{path}");
+    }
+    assert_eq!(
+        listing_entries().await.len(),
+        2,
+        "{:?}",
+        listing_entries().await
+    );
+    // The other cached routes alike.
+    for path in ["/reporting/reservations", "/reporting/dashboard/metrics"] {
+        let (status, headers, _) = fetch(&app, path, "viewer").await;
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(cache_of(&headers).as_deref(), Some("MISS"), "{path}");
+        let junk = format!("{path}?_={}", Uuid::new_v4().simple());
+        let (status, headers, _) = fetch(&app, &junk, "viewer").await;
+        assert_eq!(status, 200, "{junk}");
+        assert_eq!(cache_of(&headers).as_deref(), Some("HIT"), "{junk}");
+    }
+}
+
 /// The cache entries in Redis whose key contains every one of `parts`.
 async fn cache_keys(app: &TestApp, parts: &[&str]) -> Vec<String> {
     let mut redis = app.redis();
@@ -1173,12 +1243,14 @@ async fn reads_are_cached_until_invalidated_and_expire(pool: PgPool) {
     }
 
     let one = format!("/reporting/listings/{amber}");
-    // Another query is another entry; the order of the parameters does not matter.
+    // Another query is another entry; the order of the parameters does not matter, nor does
+    // spelling out a default (page 1).
     for (path, expected) in [
         ("/reporting/listings?limit=5", "MISS"),
         ("/reporting/listings?limit=5", "HIT"),
-        ("/reporting/listings?page=1&limit=5", "MISS"),
-        ("/reporting/listings?limit=5&page=1", "HIT"),
+        ("/reporting/listings?page=1&limit=5", "HIT"),
+        ("/reporting/listings?page=2&limit=5", "MISS"),
+        ("/reporting/listings?limit=5&page=2", "HIT"),
         ("/reporting/reservations", "MISS"),
         ("/reporting/reservations", "HIT"),
         (one.as_str(), "MISS"),
