@@ -1026,7 +1026,13 @@ async fn a_reservations_export_lists_what_the_reservation_list_lists(pool: PgPoo
     // No filter: every reservation, as the list has them.
     let id = start(&app, &json!({"type": "reservations"})).await;
     let export = wait_done(&app, id).await;
-    assert_completed(&export, id, "reservations", "csv", "reservations_all.csv");
+    assert_completed(
+        &export,
+        id,
+        "reservations",
+        "excel",
+        "reservations_all.xlsx",
+    );
     let (_, bytes) = download(&app, id).await;
     let mut wb = open(&bytes);
     let rows = data_sheet(&mut wb, "Reservations", RESERVATION_COLUMNS);
