@@ -1,25 +1,27 @@
-# One image with every binary of the platform; docker-compose.yml picks the process per service.
+# One image with the platform's processes: the binaries the Procfile runs, and no other (not the
+# fake PMS, not the benchmarks); docker-compose.yml picks the process per service.
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
-# Every binary the workspace builds goes into /out/bin, whatever its name, so a new worker needs
-# no line here: the executables at the top of target/release are exactly the workspace's bins
-# (build scripts and dependencies live in subfolders; .d and .rlib files are not executable; and
-# target/ starts empty, .dockerignore keeping the host's out of the context). The build then fails
-# if a Procfile process names a binary that was not built.
-RUN cargo build --release --workspace --bins \
-    && mkdir -p /out/bin \
-    && find target/release -maxdepth 1 -type f -executable -exec cp {} /out/bin/ \; \
-    && for bin in $(sed -n 's|^[A-Za-z0-9_-]*:[[:space:]]*\./target/release/\([^[:space:]]*\).*|\1|p' Procfile); do \
-         test -x "/out/bin/$bin" || { echo "Procfile names $bin, which the workspace did not build" >&2; exit 1; }; \
+# The binaries are read from the Procfile, so a new worker needs no line here: cargo builds just
+# those, and the build fails if a Procfile process names a binary that was not built. They are
+# copied by name into image-bin (emptied first, whatever the build context held), which alone
+# goes into the runtime image.
+RUN bins=$(sed -n 's|^[A-Za-z0-9_-]*:[[:space:]]*\./target/release/\([^[:space:]]*\).*|\1|p' Procfile) \
+    && test -n "$bins" \
+    && cargo build --release $(for bin in $bins; do printf -- '--bin=%s ' "$bin"; done) \
+    && rm -rf image-bin && mkdir image-bin \
+    && for bin in $bins; do \
+         test -x "target/release/$bin" || { echo "Procfile names $bin, which the workspace did not build" >&2; exit 1; }; \
+         cp "target/release/$bin" image-bin/; \
        done \
-    && ls -l /out/bin
+    && ls -l image-bin
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* && useradd --system --home /var/lib/villa villa \
     && mkdir -p /var/lib/villa/storage && chown -R villa /var/lib/villa
-COPY --from=build /out/bin/ /usr/local/bin/
+COPY --from=build /src/image-bin/ /usr/local/bin/
 USER villa
 WORKDIR /var/lib/villa
 EXPOSE 8080

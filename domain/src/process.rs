@@ -1,22 +1,38 @@
 //! Process start-up shared by every binary: structured logs and shutdown signals.
 
+use std::io::IsTerminal;
+
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::{EnvFilter, fmt, prelude::*};
 
 /// Structured logs: JSON in production (one object per line for the log shipper), readable
-/// lines in development. `RUST_LOG` filters; the default is `info`.
+/// lines in development, coloured only when stdout is a terminal (a pipe, a file or a log
+/// collector gets no escape codes). `RUST_LOG` filters; the default is `info`.
 pub fn init_logging(json: bool) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let colour = std::io::stdout().is_terminal();
     // A second init (tests running several processes' code in one binary) keeps the first.
-    let _ = log_subscriber(filter, json, std::io::stdout).try_init();
+    let _ = subscriber(filter, json, colour, std::io::stdout).try_init();
 }
 
-/// The subscriber every process logs through, writing to `writer`; tests use it to read what a
-/// process would log. Each JSON line carries the fields of the spans it was written in (the
-/// request span's `request_id`).
+/// The subscriber every process logs through, writing to `writer` without colour; tests use it
+/// to read what a process would log. Each JSON line carries the fields of the spans it was
+/// written in (the request span's `request_id`).
 pub fn log_subscriber<W>(
     filter: EnvFilter,
     json: bool,
+    writer: W,
+) -> Box<dyn tracing::Subscriber + Send + Sync>
+where
+    W: for<'w> fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    subscriber(filter, json, false, writer)
+}
+
+fn subscriber<W>(
+    filter: EnvFilter,
+    json: bool,
+    colour: bool,
     writer: W,
 ) -> Box<dyn tracing::Subscriber + Send + Sync>
 where
@@ -35,7 +51,7 @@ where
             ),
         )
     } else {
-        Box::new(registry.with(fmt::layer().compact().with_writer(writer)))
+        Box::new(registry.with(fmt::layer().compact().with_ansi(colour).with_writer(writer)))
     }
 }
 

@@ -2,6 +2,7 @@
 //! (`scripts/run` starts it and points `PMS_*` at it), the fuzzing pass and the benchmark. Never
 //! in the Procfile: production talks to the real PMS. Its switches are the `/_fake/*` routes.
 
+use std::io::IsTerminal;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -51,9 +52,11 @@ struct Args {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colour only on a terminal: scripts/run pipes the output through sed.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .compact()
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
 
     let args = Args::parse();

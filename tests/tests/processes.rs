@@ -2,16 +2,22 @@
 //! "Processes"): every `Procfile` process is a `docker-compose.yml` service running the same
 //! binary, and every service running the platform's image is a Procfile process (the rest of
 //! compose is infrastructure: Postgres, Redis); every Procfile command names a binary of the
-//! workspace; every queue family has its `worker-<family>` process; and the Dockerfile copies
-//! the binaries without naming them. Plain tests: no database, no Redis.
+//! workspace; every queue family has its `worker-<family>` process; the Dockerfile copies the
+//! Procfile's binaries, and only those, without naming them; every setting the README documents
+//! reaches the compose services that read it. Plain tests, but the last: `scripts/run` stopped by
+//! SIGTERM leaves no process behind (it builds the debug binaries and needs Postgres and Redis).
 
 use std::{
     collections::{BTreeMap, BTreeSet},
+    io::{BufRead, BufReader, Read},
     path::{Path, PathBuf},
-    process::Command,
+    process::{Child, Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
 };
 
 use serde_json::Value;
+use uuid::Uuid;
 
 /// The workspace's root folder (this crate is `tests/`).
 fn root() -> PathBuf {
@@ -62,6 +68,14 @@ fn procfile() -> BTreeMap<String, String> {
 /// The bin targets of the workspace's packages, as `cargo metadata` reports them (so `[[bin]]`
 /// sections, `src/main.rs` and `src/bin/*.rs` count alike).
 fn workspace_bins() -> BTreeSet<String> {
+    workspace_bin_targets()
+        .into_iter()
+        .map(|(_, bin)| bin)
+        .collect()
+}
+
+/// Each bin target of the workspace with its package: (package, bin).
+fn workspace_bin_targets() -> Vec<(String, String)> {
     let output = Command::new(env!("CARGO"))
         .args(["metadata", "--no-deps", "--format-version", "1"])
         .arg("--manifest-path")
@@ -74,14 +88,15 @@ fn workspace_bins() -> BTreeSet<String> {
         String::from_utf8_lossy(&output.stderr)
     );
     let metadata: Value = serde_json::from_slice(&output.stdout).expect("cargo metadata answers");
-    let mut bins = BTreeSet::new();
+    let mut bins = Vec::new();
     for package in metadata["packages"].as_array().expect("packages") {
+        let package_name = package["name"].as_str().expect("a package's name");
         for target in package["targets"].as_array().expect("targets") {
             let is_bin = target["kind"]
                 .as_array()
                 .is_some_and(|kinds| kinds.iter().any(|k| k.as_str() == Some("bin")));
             if is_bin && let Some(name) = target["name"].as_str() {
-                bins.insert(name.to_owned());
+                bins.push((package_name.to_owned(), name.to_owned()));
             }
         }
     }
@@ -96,6 +111,101 @@ struct Service {
     image: Option<String>,
     /// The program of its `command:`, when it has one.
     program: Option<String>,
+    /// Its `environment:`, anchored mappings merged in (`<<: *name`, `environment: *name`):
+    /// each variable with its value as written, `None` for one written without a value (compose
+    /// passes it on from the shell or .env, or leaves it unset).
+    environment: BTreeMap<String, Option<String>>,
+    /// It has an `env_file:`, whose variables this parser does not read.
+    env_file: bool,
+}
+
+/// One entry of an environment block, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum EnvEntry {
+    /// `<<: *name`: the entries of the mapping anchored as `&name`.
+    Merge(String),
+    /// `NAME: value` or `- NAME=value`; `NAME:` and `- NAME` have no value.
+    Var(String, Option<String>),
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The entry a line of an environment block writes.
+fn env_entry(number: usize, content: &str) -> EnvEntry {
+    let (name, value) = if let Some(item) = content.strip_prefix('-') {
+        let item = unquote(item);
+        match item.split_once('=') {
+            Some((name, value)) => (name.trim(), Some(value)),
+            None => (item.trim(), None),
+        }
+    } else {
+        let (key, value) = content
+            .split_once(':')
+            .unwrap_or_else(|| unreadable(number, "`NAME: value`", content));
+        let value = value.trim();
+        if unquote(key) == "<<" {
+            let anchor = value
+                .strip_prefix('*')
+                .unwrap_or_else(|| unreadable(number, "`<<: *anchor`", content));
+            return EnvEntry::Merge(anchor.trim().to_owned());
+        }
+        let value = match value {
+            "" | "~" | "null" => None,
+            value => Some(unquote(value)),
+        };
+        (unquote(key), value)
+    };
+    if !is_variable_name(name) {
+        unreadable(number, "a variable's name", content);
+    }
+    EnvEntry::Var(name.to_owned(), value.map(str::to_owned))
+}
+
+/// The variables of `entries`, anchored mappings merged in as YAML merges them: a variable of
+/// the entries' own wins over a merged one, an earlier merge over a later one.
+fn resolve_environment(
+    entries: &[EnvEntry],
+    anchors: &BTreeMap<String, Result<Vec<EnvEntry>, usize>>,
+    depth: usize,
+) -> BTreeMap<String, Option<String>> {
+    assert!(
+        depth < 16,
+        "docker-compose.yml: anchors merge each other in a loop"
+    );
+    let mut merged = BTreeMap::new();
+    let mut own = BTreeMap::new();
+    for entry in entries {
+        match entry {
+            EnvEntry::Merge(name) => {
+                let anchored = match anchors.get(name) {
+                    Some(Ok(anchored)) => anchored,
+                    Some(Err(line)) => panic!(
+                        "docker-compose.yml merges *{name} into an environment, but the mapping \
+                         &{name} is not a flat list of variables (line {line})"
+                    ),
+                    None => panic!("docker-compose.yml merges *{name}, which names no mapping"),
+                };
+                for (variable, value) in resolve_environment(anchored, anchors, depth + 1) {
+                    merged.entry(variable).or_insert(value);
+                }
+            }
+            EnvEntry::Var(variable, value) => {
+                let previous = own.insert(variable.clone(), value.clone());
+                assert!(
+                    previous.is_none(),
+                    "docker-compose.yml sets {variable} twice in one mapping"
+                );
+            }
+        }
+    }
+    merged.extend(own);
+    merged
 }
 
 /// `line` without its comment: a `#` at the start or after a space, outside quotes.
@@ -132,16 +242,28 @@ fn unquote(value: &str) -> &str {
 /// A small line parser rather than a YAML library: none is in the workspace's lock file, and
 /// one check does not justify a new dependency. It follows the block mappings compose files are
 /// written in (space indentation, `#` comments) down to each service's own keys, and reads a
-/// `command:` written as a flow list (`["worker-system"]`), a block list or a plain string.
+/// `command:` written as a flow list (`["worker-system"]`), a block list or a plain string, and
+/// an `environment:` written as a block mapping or list, or as an alias (`*name`), merging the
+/// top-level mappings anchored as `&name` (`x-env: &name`) that it names.
 /// What it does not follow fails the test naming the line, rather than passing by misreading.
 fn compose_services(text: &str) -> BTreeMap<String, Service> {
     let mut services: BTreeMap<String, Service> = BTreeMap::new();
+    // Each service's environment entries as written, merged once every anchor is known.
+    let mut written_env: BTreeMap<String, Vec<EnvEntry>> = BTreeMap::new();
+    // Top-level anchored mappings: their entries, or the line that shows one is not a flat list
+    // of variables (an error only if an environment merges it).
+    let mut anchors: BTreeMap<String, Result<Vec<EnvEntry>, usize>> = BTreeMap::new();
+    // The anchored mapping being read, and the indentation of its entries.
+    let mut anchored: Option<(String, Option<usize>)> = None;
     let mut in_services = false;
     let mut service_indent = None;
     let mut key_indent = None;
     let mut current: Option<String> = None;
     // After `command:` with nothing on its line: the list follows on the next lines.
     let mut command_list = false;
+    // After `environment:` with nothing on its line: its entries follow, at this indentation
+    // (known from the first).
+    let mut environment: Option<Option<usize>> = None;
     for (number, line) in text.lines().enumerate() {
         let number = number + 1;
         let line = without_comment(line).trim_end();
@@ -157,6 +279,23 @@ fn compose_services(text: &str) -> BTreeMap<String, Service> {
         if indent == 0 {
             in_services = content == "services:";
             current = None;
+            anchored = content
+                .split_once(':')
+                .and_then(|(_, value)| value.trim().strip_prefix('&'))
+                .map(|name| (name.trim().to_owned(), None));
+            if let Some((name, _)) = &anchored {
+                anchors.insert(name.clone(), Ok(Vec::new()));
+            }
+            continue;
+        }
+        if let Some((name, entry_indent)) = anchored.as_mut() {
+            let entry_indent = *entry_indent.get_or_insert(indent);
+            let read = anchors.get_mut(name).expect("the anchor is recorded");
+            if indent != entry_indent {
+                *read = Err(number);
+            } else if let Ok(entries) = read {
+                entries.push(env_entry(number, content));
+            }
             continue;
         }
         if !in_services {
@@ -180,6 +319,7 @@ fn compose_services(text: &str) -> BTreeMap<String, Service> {
             current = Some(name);
             key_indent = None;
             command_list = false;
+            environment = None;
             continue;
         }
         let Some(name) = current.as_ref() else {
@@ -201,8 +341,23 @@ fn compose_services(text: &str) -> BTreeMap<String, Service> {
             }
             command_list = false;
         }
+        if let Some(entry_indent) = environment.as_mut() {
+            // Entries below the key, or a block list at its indentation.
+            if indent > key_indent || (indent == key_indent && content.starts_with('-')) {
+                let entry_indent = *entry_indent.get_or_insert(indent);
+                if indent != entry_indent {
+                    unreadable(number, "an environment entry", content);
+                }
+                written_env
+                    .entry(name.clone())
+                    .or_default()
+                    .push(env_entry(number, content));
+                continue;
+            }
+            environment = None;
+        }
         if indent != key_indent {
-            // Inside one of the service's keys (environment, depends_on, healthcheck, ...).
+            // Inside another of the service's keys (depends_on, healthcheck, ...).
             continue;
         }
         let (key, value) = content
@@ -212,6 +367,17 @@ fn compose_services(text: &str) -> BTreeMap<String, Service> {
         match unquote(key) {
             "build" => service.builds = true,
             "image" => service.image = Some(unquote(value).to_owned()),
+            "env_file" => service.env_file = true,
+            "environment" if value.is_empty() => environment = Some(None),
+            "environment" => {
+                let anchor = value.strip_prefix('*').unwrap_or_else(|| {
+                    unreadable(number, "`environment:` with a block or `*anchor`", value)
+                });
+                written_env
+                    .entry(name.clone())
+                    .or_default()
+                    .push(EnvEntry::Merge(anchor.trim().to_owned()));
+            }
             "command" if value.is_empty() => command_list = true,
             "command" => {
                 let first = match value.strip_prefix('[') {
@@ -227,6 +393,10 @@ fn compose_services(text: &str) -> BTreeMap<String, Service> {
             }
             _ => {}
         }
+    }
+    for (name, entries) in written_env {
+        let service = services.get_mut(&name).expect("a service with entries");
+        service.environment = resolve_environment(&entries, &anchors, 0);
     }
     services
 }
@@ -364,6 +534,16 @@ fn the_compose_parser_reads_services_keys_and_commands() {
     let text = r#"
 x-env: &env
   A: b # a comment
+  B: ${B:-x}
+  C:
+x-worker-env: &worker-env
+  <<: *env
+  A: overridden-below
+  D: "9"
+x-healthcheck: &healthcheck
+  test: ["CMD", "true"]
+  retries:
+    - not a flat list of variables
 services:
   # the database
   postgres:
@@ -381,11 +561,18 @@ services:
     command:
       - "/usr/local/bin/worker-x"
       - --flag
+    environment:
+      <<: *worker-env
+      A: b
     depends_on:
       api: { condition: service_healthy }
   worker-y:
     image: 'villa-platform'
     command: worker-y --verbose
+    env_file: [.env]
+    environment:
+    - E=1
+    - F
   shell:
     image: "busybox#1"
 volumes:
@@ -394,6 +581,34 @@ volumes:
     let services = compose_services(text);
     let names: Vec<&str> = services.keys().map(String::as_str).collect();
     assert_eq!(names, ["api", "postgres", "shell", "worker-x", "worker-y"]);
+    let variables = |service: &str| -> Vec<(String, Option<String>)> {
+        services[service].environment.clone().into_iter().collect()
+    };
+    let some = |value: &str| Some(value.to_owned());
+    assert_eq!(
+        variables("api"),
+        [
+            ("A".to_owned(), some("b")),
+            ("B".to_owned(), some("${B:-x}")),
+            ("C".to_owned(), None),
+            ("command".to_owned(), some("not-a-key-of-the-service")),
+        ]
+    );
+    assert_eq!(
+        variables("worker-x"),
+        [
+            ("A".to_owned(), some("b")),
+            ("B".to_owned(), some("${B:-x}")),
+            ("C".to_owned(), None),
+            ("D".to_owned(), some("9")),
+        ]
+    );
+    assert_eq!(
+        variables("worker-y"),
+        [("E".to_owned(), some("1")), ("F".to_owned(), None)]
+    );
+    assert!(services["worker-y"].env_file && !services["api"].env_file);
+    assert!(variables("postgres").is_empty());
     assert_eq!(services["postgres"].program.as_deref(), Some("postgres"));
     assert_eq!(services["shell"].image.as_deref(), Some("busybox#1"));
     let platform = platform_services(&services);
@@ -404,5 +619,731 @@ volumes:
             ("worker-x", Some("worker-x")),
             ("worker-y", Some("worker-y")),
         ])
+    );
+}
+
+/// The variables of the README's configuration: the names in the first column of every table
+/// row between `## Configuration` and the next section of that level (the document store's
+/// table included).
+fn readme_settings() -> BTreeSet<String> {
+    let readme = read("README.md");
+    let (_, section) = readme
+        .split_once("\n## Configuration\n")
+        .expect("README.md has a section `## Configuration`");
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let mut names = BTreeSet::new();
+    for line in section.lines().filter(|line| line.starts_with('|')) {
+        let first = line.split('|').nth(1).unwrap_or_default().trim();
+        if first == "Variable" || first.chars().all(|c| c == '-' || c == ':') {
+            continue;
+        }
+        let quoted: Vec<&str> = first.split('`').skip(1).step_by(2).collect();
+        assert!(
+            !quoted.is_empty() && quoted.iter().all(|name| is_variable_name(name)),
+            "README.md's configuration row does not start with `VARIABLE`s: {line}"
+        );
+        names.extend(quoted.into_iter().map(str::to_owned));
+    }
+    names
+}
+
+/// Variables compose gives a value of its own, whatever the operator sets: they name compose's
+/// services (Postgres, Redis), its volume and the ports its containers listen on.
+const COMPOSE_FIXED: [&str; 5] = [
+    "DATABASE_URL",
+    "REDIS_URL",
+    "STORAGE_LOCAL_DIR",
+    "PORT",
+    "METRICS_PORT",
+];
+
+/// Whether the platform process of compose service `service` reads `variable`: each reads the
+/// settings every process shares, but the two ports: `PORT` is the API's listen port,
+/// `METRICS_PORT` the metrics listener of the workers and the scheduler.
+fn reads(service: &str, variable: &str) -> bool {
+    match variable {
+        "PORT" => service == "api",
+        "METRICS_PORT" => service != "api",
+        _ => true,
+    }
+}
+
+/// What an operator sets (in the shell or `.env`) reaches the processes: a variable the README
+/// documents is given to every compose service whose process reads it, passed on (no value, or
+/// a value interpolating the variable itself) unless compose fixes it; and compose gives no
+/// variable the README does not document.
+#[test]
+fn every_documented_setting_reaches_the_compose_services_that_read_it() {
+    let documented = readme_settings();
+    for known in [
+        "DATABASE_URL",
+        "PMS_RATE_LIMIT",
+        "S3_BUCKET",
+        "AWS_SSE_KMS_KEY_ID",
+    ] {
+        assert!(
+            documented.contains(known),
+            "README.md's configuration tables do not list {known}: {documented:?}"
+        );
+    }
+    let services = compose_services(&read("docker-compose.yml"));
+    let platform = platform_services(&services);
+    // Problem → the services it concerns.
+    let mut problems: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for name in platform.keys() {
+        let service = &services[*name];
+        if service.env_file {
+            problems
+                .entry("has an env_file, which this test does not read (docker-compose.yml lists the settings instead)".to_owned())
+                .or_default()
+                .push(name);
+        }
+        for variable in documented.iter().filter(|v| reads(name, v)) {
+            let problem = match service.environment.get(variable) {
+                None => format!("{variable}: not given"),
+                Some(Some(value))
+                    if !COMPOSE_FIXED.contains(&variable.as_str())
+                        && !value.contains(&format!("${{{variable}"))
+                        && !value.contains(&format!("${variable}")) =>
+                {
+                    format!("{variable}: given {value:?}, whatever the operator sets")
+                }
+                Some(_) => continue,
+            };
+            problems.entry(problem).or_default().push(name);
+        }
+        for variable in service.environment.keys() {
+            if !documented.contains(variable) {
+                problems
+                    .entry(format!(
+                        "{variable}: given, but README.md's configuration does not document it"
+                    ))
+                    .or_default()
+                    .push(name);
+            }
+        }
+    }
+    let problems: Vec<String> = problems
+        .into_iter()
+        .map(|(problem, services)| format!("  {problem} ({})", services.join(", ")))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "docker-compose.yml and README.md's configuration disagree:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// One stage of a Dockerfile: what the runtime image check needs of it.
+#[derive(Debug, Default)]
+struct Stage {
+    name: Option<String>,
+    /// Its last `WORKDIR`, absolute.
+    workdir: Option<String>,
+    /// Its `RUN` commands (shell form).
+    runs: Vec<String>,
+    /// Its `COPY --from=<stage>` instructions: the stage, the sources, the destination.
+    copies_from: Vec<(String, Vec<String>, String)>,
+}
+
+/// The stages of a Dockerfile, in order: instructions with their continuation lines joined,
+/// comment lines left out (as Docker reads them).
+fn dockerfile_stages(text: &str) -> Vec<Stage> {
+    let mut instructions = Vec::new();
+    let mut pending = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        match line.trim_end().strip_suffix('\\') {
+            Some(part) => {
+                pending.push_str(part);
+                pending.push(' ');
+            }
+            None => {
+                pending.push_str(line.trim_end());
+                instructions.push(std::mem::take(&mut pending));
+            }
+        }
+    }
+    assert!(
+        pending.is_empty(),
+        "the Dockerfile ends inside an instruction"
+    );
+    let mut stages: Vec<Stage> = Vec::new();
+    for instruction in instructions {
+        let instruction = instruction.trim();
+        let (keyword, rest) = instruction
+            .split_once(char::is_whitespace)
+            .unwrap_or((instruction, ""));
+        let rest = rest.trim();
+        let keyword = keyword.to_ascii_uppercase();
+        if keyword == "FROM" {
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let name = match words.as_slice() {
+                [_, as_, name] if as_.eq_ignore_ascii_case("as") => Some((*name).to_owned()),
+                _ => None,
+            };
+            stages.push(Stage {
+                name,
+                ..Stage::default()
+            });
+            continue;
+        }
+        let stage = stages
+            .last_mut()
+            .unwrap_or_else(|| panic!("the Dockerfile has {keyword} before any FROM"));
+        match keyword.as_str() {
+            "WORKDIR" => {
+                assert!(
+                    rest.starts_with('/'),
+                    "the Dockerfile's WORKDIR {rest} is relative"
+                );
+                stage.workdir = Some(rest.to_owned());
+            }
+            "RUN" => {
+                assert!(
+                    !rest.starts_with('['),
+                    "the Dockerfile has a RUN in exec form, which this test does not follow: {rest}"
+                );
+                stage.runs.push(rest.to_owned());
+            }
+            "COPY" => {
+                let words: Vec<&str> = rest.split_whitespace().collect();
+                let from = words.iter().find_map(|w| w.strip_prefix("--from="));
+                let paths: Vec<&str> = words
+                    .iter()
+                    .copied()
+                    .filter(|w| !w.starts_with("--"))
+                    .collect();
+                if let (Some(from), [sources @ .., destination]) = (from, paths.as_slice()) {
+                    stage.copies_from.push((
+                        from.to_owned(),
+                        sources.iter().map(|s| (*s).to_owned()).collect(),
+                        (*destination).to_owned(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    stages
+}
+
+/// Stands in for `cargo build` in a sandbox: leaves at the top of `target/<profile>/` an
+/// executable for each binary cargo would build for the arguments (`--bin`, else the packages'
+/// of `-p`, else every one of the workspace), next to what cargo leaves there too (dependencies,
+/// build scripts, metadata); a `--bin` no package declares fails as cargo does. Its sibling file
+/// `bins` lists the workspace's `package bin` pairs.
+const STUB_CARGO: &str = r#"#!/bin/sh
+set -eu
+[ "${1:-}" = build ] || { echo "the stub cargo only builds, not: $*" >&2; exit 2; }
+shift
+profile=debug; bins=; packages=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --release|-r) profile=release ;;
+    --profile) shift; profile=$1 ;;
+    --profile=*) profile=${1#--profile=} ;;
+    --bin) shift; bins="$bins $1" ;;
+    --bin=*) bins="$bins ${1#--bin=}" ;;
+    -p|--package) shift; packages="$packages $1" ;;
+    --package=*) packages="$packages ${1#--package=}" ;;
+    --workspace|--all|--bins|--locked|--frozen|--offline|-q|--quiet|-v|--verbose) ;;
+    *) echo "the stub cargo does not know $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+list="$(dirname "$0")/bins"
+for bin in $bins; do
+  grep -q " $bin\$" "$list" || { echo "error: no bin target named \`$bin\`" >&2; exit 101; }
+done
+out=target/$profile
+mkdir -p "$out/deps" "$out/build/domain-0123456789abcdef"
+printf '#!/bin/sh\n' > "$out/deps/villa_api-0123456789abcdef"
+printf '#!/bin/sh\n' > "$out/build/domain-0123456789abcdef/build-script-build"
+chmod +x "$out/deps/villa_api-0123456789abcdef" "$out/build/domain-0123456789abcdef/build-script-build"
+: > "$out/libdomain.rlib"
+: > "$out/villa-api.d"
+while read -r package bin; do
+  selected=
+  if [ -n "$bins" ]; then
+    case " $bins " in *" $bin "*) selected=1 ;; esac
+  elif [ -n "$packages" ]; then
+    case " $packages " in *" $package "*) selected=1 ;; esac
+  else
+    selected=1
+  fi
+  if [ -n "$selected" ]; then
+    printf '#!/bin/sh\n' > "$out/$bin"
+    chmod +x "$out/$bin"
+  fi
+done < "$list"
+"#;
+
+/// Runs the `RUN` commands of `stage` in `sandbox`, which holds `procfile` as `Procfile`, with
+/// [`STUB_CARGO`] as cargo (and apt-get and rustup doing nothing); what failed, if one did.
+fn run_build_stage(stage: &Stage, procfile: &str, sandbox: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let stub = sandbox.join(".stub");
+    std::fs::create_dir_all(&stub).expect("the sandbox");
+    std::fs::write(sandbox.join("Procfile"), procfile).expect("the sandbox's Procfile");
+    let bins: String = workspace_bin_targets()
+        .into_iter()
+        .map(|(package, bin)| format!("{package} {bin}\n"))
+        .collect();
+    std::fs::write(stub.join("bins"), bins).expect("the stub's list");
+    for (tool, script) in [
+        ("cargo", STUB_CARGO),
+        ("apt-get", "#!/bin/sh\n"),
+        ("rustup", "#!/bin/sh\n"),
+    ] {
+        let path = stub.join(tool);
+        std::fs::write(&path, script).expect("a stub");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let path = format!(
+        "{}:{}",
+        stub.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for run in &stage.runs {
+        let output = Command::new("sh")
+            .arg("-c")
+            .arg(run)
+            .current_dir(sandbox)
+            .env("PATH", &path)
+            .output()
+            .expect("sh runs");
+        if !output.status.success() {
+            return Err(format!(
+                "RUN {run}\n{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The file names the runtime stage copies from `stage` after its RUN commands ran in
+/// `sandbox`: `sources` are paths in the build stage's file system, read under its WORKDIR.
+fn copied_names(stage: &Stage, sources: &[String], sandbox: &Path) -> BTreeSet<String> {
+    let workdir = stage.workdir.as_deref().unwrap_or("/");
+    let mut names = BTreeSet::new();
+    for source in sources {
+        let absolute = if source.starts_with('/') {
+            source.clone()
+        } else {
+            format!("/{source}")
+        };
+        let inside = absolute
+            .strip_prefix(workdir)
+            .filter(|rest| rest.is_empty() || rest.starts_with('/') || workdir.ends_with('/'))
+            .unwrap_or_else(|| {
+                panic!(
+                    "the runtime stage copies {source} from outside the build stage's WORKDIR \
+                     {workdir}; this test reads what the build stage leaves in its WORKDIR"
+                )
+            });
+        let path = sandbox.join(inside.trim_start_matches('/'));
+        if path.is_dir() {
+            for entry in std::fs::read_dir(&path).expect("the copied folder") {
+                let entry = entry.expect("an entry");
+                names.insert(entry.file_name().to_string_lossy().into_owned());
+            }
+        } else if path.exists() {
+            names.insert(
+                path.file_name()
+                    .expect("a file name")
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        } else {
+            panic!("the runtime stage copies {source}, which the build stage did not make");
+        }
+    }
+    names
+}
+
+/// The runtime image carries the processes an operator runs, the Procfile's binaries, and no
+/// other (not the fake PMS, not the benchmarks): the build stage runs in a sandbox with a cargo
+/// that builds what it is asked for, then what the runtime stage copies from it is compared
+/// with the Procfile. A Procfile naming a binary that is not built fails the build.
+#[test]
+fn the_runtime_image_holds_the_procfile_binaries_and_no_other() {
+    let stages = dockerfile_stages(&read("Dockerfile"));
+    let runtime = stages.last().expect("the Dockerfile has a stage");
+    assert!(
+        !runtime.copies_from.is_empty(),
+        "the Dockerfile's last stage copies nothing from a build stage"
+    );
+    let procfile_text = read("Procfile");
+    let expected: BTreeSet<String> = procfile().into_values().collect();
+    for (from, sources, destination) in &runtime.copies_from {
+        let build = stages
+            .iter()
+            .find(|stage| stage.name.as_deref() == Some(from.as_str()))
+            .unwrap_or_else(|| panic!("COPY --from={from} names no stage of the Dockerfile"));
+        let sandbox = std::env::temp_dir().join(format!("villa-dockerfile-{}", Uuid::new_v4()));
+        let built = run_build_stage(build, &procfile_text, &sandbox);
+        let copied = built
+            .as_ref()
+            .map(|()| copied_names(build, sources, &sandbox));
+        let _ = std::fs::remove_dir_all(&sandbox);
+        let copied = copied.unwrap_or_else(|e| panic!("the build stage failed: {e}"));
+        assert_eq!(
+            copied, expected,
+            "the runtime image gets into {destination} what differs from the Procfile's binaries"
+        );
+
+        let ghost = format!("{procfile_text}\nghost: ./target/release/ghost-worker\n");
+        let sandbox = std::env::temp_dir().join(format!("villa-dockerfile-{}", Uuid::new_v4()));
+        let built = run_build_stage(build, &ghost, &sandbox);
+        let _ = std::fs::remove_dir_all(&sandbox);
+        assert!(
+            built.is_err(),
+            "the build succeeds with a Procfile naming a binary no package declares"
+        );
+    }
+}
+
+/// The processes running now (zombies left out) whose environment holds `marker`
+/// (`NAME=value`): pid → the file name of the program each runs.
+fn processes_marked(marker: &str) -> BTreeMap<u32, String> {
+    let mut found = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let dir = entry.path();
+        // A process may end while it is read: whatever cannot be read is skipped.
+        let Ok(environ) = std::fs::read(dir.join("environ")) else {
+            continue;
+        };
+        if !environ.split(|b| *b == 0).any(|v| v == marker.as_bytes()) {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(dir.join("stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit_once(')')
+                    .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+            })
+            .unwrap_or(true);
+        if zombie {
+            continue;
+        }
+        let program = std::fs::read_link(dir.join("exe"))
+            .ok()
+            .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .map(|name| name.trim_end_matches(" (deleted)").to_owned())
+            .unwrap_or_default();
+        found.insert(pid, program);
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+fn signal(pid: u32, signal: &str) {
+    let _ = Command::new("kill")
+        .args([format!("-{signal}"), pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// A `scripts/run` started by a test, with what it needs undone when the test ends, passed or
+/// not: its processes killed, its database dropped, its Redis keys and folder removed.
+struct ScriptRun {
+    child: Child,
+    /// On every process it starts (they inherit its environment).
+    marker: String,
+    admin_url: String,
+    database: String,
+    redis_url: String,
+    redis_prefix: String,
+    folder: PathBuf,
+    /// Its output, stdout and stderr, line by line.
+    lines: mpsc::Receiver<String>,
+    output: Vec<String>,
+}
+
+impl ScriptRun {
+    /// The output's lines until one contains `text`; `None` if the script ended or `timeout`
+    /// passed first.
+    fn wait_for_line(&mut self, text: &str, timeout: Duration) -> Option<String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.checked_duration_since(Instant::now())?;
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.contains(text);
+                    self.output.push(line.clone());
+                    if found {
+                        return Some(line);
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// The lines of output still coming within `timeout` (the last ones the processes' seds
+    /// write as they end).
+    fn drain(&mut self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while let Some(left) = deadline.checked_duration_since(Instant::now())
+            && let Ok(line) = self.lines.recv_timeout(left)
+        {
+            self.output.push(line);
+        }
+    }
+
+    fn output_tail(&self) -> String {
+        let from = self.output.len().saturating_sub(80);
+        self.output[from..].join("\n")
+    }
+}
+
+impl Drop for ScriptRun {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for pid in processes_marked(&self.marker).keys() {
+            signal(*pid, "KILL");
+        }
+        let _ = Command::new("psql")
+            .arg(&self.admin_url)
+            .args([
+                "-qc",
+                &format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.database),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if let Ok(mut redis) =
+            redis::Client::open(self.redis_url.as_str()).and_then(|c| c.get_connection())
+        {
+            let keys: Vec<String> = redis::cmd("KEYS")
+                .arg(format!("{}*", self.redis_prefix))
+                .query(&mut redis)
+                .unwrap_or_default();
+            if !keys.is_empty() {
+                let _: redis::RedisResult<()> = redis::cmd("DEL").arg(keys).query(&mut redis);
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
+
+/// `scripts/run` over a database, a Redis prefix, ports and a folder of its own, on the debug
+/// binaries (`RUN_PROFILE=debug`: it builds them, quickly once `cargo test` has built the
+/// dependencies).
+fn start_scripts_run() -> ScriptRun {
+    let admin_url = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres:postgres@127.0.0.1:5432/postgres".to_owned());
+    let server = admin_url
+        .rsplit_once('/')
+        .map(|(server, _)| server)
+        .expect("DATABASE_URL names a database");
+    let id = Uuid::new_v4().simple().to_string();
+    let database = format!("villa_run_{id}");
+    let database_url = format!("{server}/{database}");
+    let folder = std::env::temp_dir().join(format!("villa-run-{id}"));
+    let redis_url = tests::shared_redis_url();
+    let redis_prefix = format!("run-{id}");
+    let mut command = Command::new(root().join("scripts/run"));
+    // The environment cargo test was started with, so that the script's cargo builds as that one
+    // did (RUSTFLAGS, CARGO_TARGET_DIR, the toolchain), less what cargo sets for this test's
+    // process (build scripts watching CARGO_MANIFEST_DIR would otherwise run again, then again
+    // at the next cargo test, and everything above them be rebuilt twice) and less the caller's
+    // settings (scripts/test exports DATABASE_URL; a developer may have PMS_CLIENT_ID).
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo = name == "CARGO"
+            || name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || [
+                "CARGO_CRATE_NAME",
+                "CARGO_BIN_NAME",
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+                "OUT_DIR",
+            ]
+            .contains(&&*name);
+        if set_by_cargo {
+            command.env_remove(&*name);
+        }
+    }
+    for name in readme_settings() {
+        command.env_remove(name);
+    }
+    // The cargo running this test builds the binaries too.
+    let cargo_dir = std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .and_then(|cargo| cargo.parent().map(Path::to_path_buf));
+    let path = std::env::var("PATH").unwrap_or_default();
+    let path = match cargo_dir {
+        Some(dir) => format!("{}:{path}", dir.display()),
+        None => path,
+    };
+    command
+        .env("PATH", path)
+        .env("RUN_PROFILE", "debug")
+        .env("APP_ENV", "development")
+        .env("PORT", free_port().to_string())
+        .env("PMS_FAKE_PORT", free_port().to_string())
+        .env("DATABASE_URL", &database_url)
+        .env("PG_ADMIN_URL", &admin_url)
+        .env("REDIS_URL", &redis_url)
+        .env("REDIS_QUEUE_PREFIX", &redis_prefix)
+        .env("DEV_DIR", folder.join("dev"))
+        .env("STORAGE_LOCAL_DIR", folder.join("storage"))
+        .env("SHUTDOWN_GRACE_SECS", "2")
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("scripts/run starts");
+    let (send, lines) = mpsc::channel();
+    fn forward(stream: impl Read + Send + 'static, send: mpsc::Sender<String>) {
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { break };
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    forward(child.stdout.take().expect("stdout"), send.clone());
+    forward(child.stderr.take().expect("stderr"), send);
+    ScriptRun {
+        child,
+        marker: format!("DATABASE_URL={database_url}"),
+        admin_url,
+        database,
+        redis_url,
+        redis_prefix,
+        folder,
+        lines,
+        output: Vec::new(),
+    }
+}
+
+/// `scripts/run` stopped by SIGTERM, as `timeout`, an IDE or a process manager stops it (the
+/// signal to the script alone, not to its process group as a terminal's Ctrl-C), stops every
+/// process it started (API, workers, scheduler, fake PMS) and exits. Their logs, written to a
+/// pipe, carry no colour codes.
+#[test]
+fn scripts_run_stopped_by_sigterm_leaves_no_process_behind() {
+    let mut run = start_scripts_run();
+    // The first build of the debug binaries takes minutes on a small machine.
+    let banner = run.wait_for_line("Villa platform running", Duration::from_secs(1800));
+    assert!(
+        banner.is_some(),
+        "scripts/run did not start the platform:\n{}",
+        run.output_tail()
+    );
+    let mut expected: BTreeSet<String> = procfile().into_values().collect();
+    expected.insert("fake-pms".to_owned());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let running = loop {
+        let running: BTreeSet<String> = processes_marked(&run.marker).into_values().collect();
+        if expected.is_subset(&running) || Instant::now() > deadline {
+            break running;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        expected.is_subset(&running),
+        "scripts/run runs {running:?}, not every one of {expected:?}:\n{}",
+        run.output_tail()
+    );
+    // The workers' start-up lines, written once they run.
+    std::thread::sleep(Duration::from_secs(2));
+
+    signal(run.child.id(), "TERM");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = run.child.try_wait().expect("the script's status") {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        status.is_some(),
+        "scripts/run still runs 30 s after SIGTERM:\n{}",
+        run.output_tail()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let left = loop {
+        let left = processes_marked(&run.marker);
+        if left.is_empty() || Instant::now() > deadline {
+            break left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    run.drain(Duration::from_secs(2));
+    assert!(
+        left.is_empty(),
+        "scripts/run exited on SIGTERM ({status:?}) and left running: {left:?}\n{}",
+        run.output_tail()
+    );
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(143),
+        "scripts/run stopped by SIGTERM exits with 128 + 15"
+    );
+
+    // The processes' lines, each prefixed with its name (the rest is the script's and cargo's).
+    let names: BTreeSet<String> = procfile()
+        .into_keys()
+        .chain(["fake-pms".to_owned()])
+        .collect();
+    let logs: Vec<&String> = run
+        .output
+        .iter()
+        .filter(|line| {
+            line.strip_prefix('[')
+                .and_then(|rest| rest.split_once("] "))
+                .is_some_and(|(name, _)| names.contains(name))
+        })
+        .collect();
+    let logged = |process: &str| {
+        logs.iter()
+            .any(|line| line.starts_with(&format!("[{process}] ")))
+    };
+    assert!(
+        logged("api") && logged("worker-system") && logged("fake-pms"),
+        "no log line of the API, worker-system or the fake PMS:\n{}",
+        run.output_tail()
+    );
+    let coloured: Vec<&&String> = logs
+        .iter()
+        .filter(|line| line.contains('\u{1b}'))
+        .take(5)
+        .collect();
+    assert!(
+        coloured.is_empty(),
+        "development logs written to a pipe carry colour codes: {coloured:?}"
     );
 }
