@@ -9,9 +9,12 @@ ALTER TABLE pms_listings ADD COLUMN removed_from_pms boolean NOT NULL DEFAULT fa
 -- A retired reservation is REMOVED, which counts for nothing in any figure (they read CONFIRMED
 -- and OWNER_STAY only); `pms_status` keeps what the PMS last said of it.
 ALTER TABLE pms_reservations DROP CONSTRAINT pms_reservations_status_check;
+-- Added NOT VALID, then validated: the check of every stored row then holds no lock that stops
+-- the syncs and the reads meanwhile (the set only grows, so every row passes).
 ALTER TABLE pms_reservations ADD CONSTRAINT pms_reservations_status_check
     CHECK (status IN ('CONFIRMED', 'PENDING', 'CANCELLED', 'OWNER_STAY', 'INQUIRY', 'DECLINED', 'EXPIRED',
-                      'UNKNOWN', 'REMOVED'));
+                      'UNKNOWN', 'REMOVED')) NOT VALID;
+ALTER TABLE pms_reservations VALIDATE CONSTRAINT pms_reservations_status_check;
 
 -- pms_sync_seen (0012) now also decides what a run retires: what it did not meet. It is UNLOGGED,
 -- so a crash of Postgres empties it while the run's resume point stays, and the run would then

@@ -444,6 +444,13 @@ pub fn auto_save_failure(info: &ErrorInfo) -> Value {
     body
 }
 
+/// `/api/onboarding/{villaId}/autosave`.
+fn is_autosave_route(path: &str) -> bool {
+    path.strip_prefix("/api/onboarding/")
+        .and_then(|rest| rest.strip_suffix("/autosave"))
+        .is_some_and(|villa| !villa.is_empty() && !villa.contains('/'))
+}
+
 /// Marks an error-status response whose body is the answer itself, documented as such (the
 /// reporting health's 503 is its health report): [`render_errors`] leaves it as it is.
 #[derive(Debug, Clone, Copy)]
@@ -452,13 +459,19 @@ pub struct OwnBody;
 /// Writes every error response in the shape of the request's surface.
 pub async fn render_errors(req: Request, next: Next) -> Response {
     let surface = Surface::of_path(req.uri().path());
-    // The autosave route never answers an error status, whatever failed and whether or not
-    // the client said X-Auto-Save (a body past the limit is refused by a layer before its
-    // handler could say so).
-    let auto_save = surface == Surface::Onboarding
-        && (is_auto_save(req.headers()) || req.uri().path().ends_with("/autosave"));
+    let auto_save_header = surface == Surface::Onboarding && is_auto_save(req.headers());
+    let autosave_route = surface == Surface::Onboarding && is_autosave_route(req.uri().path());
     let res = next.run(req).await;
     let status = res.status();
+    // The autosave route answers its own failures with 200 `{success: false}`, X-Auto-Save or
+    // not; a body too large or too slow is refused by a layer before it could, and is answered
+    // the same way. Other statuses (401: a token to renew) stay what they are without the header.
+    let auto_save = auto_save_header
+        || (autosave_route
+            && matches!(
+                status,
+                StatusCode::PAYLOAD_TOO_LARGE | StatusCode::REQUEST_TIMEOUT
+            ));
     if !(status.is_client_error() || status.is_server_error())
         || res.extensions().get::<OwnBody>().is_some()
     {

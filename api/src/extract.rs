@@ -115,6 +115,17 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
             ));
         }
     }
+    if more_values_than(bytes, MAX_JSON_VALUES) {
+        // Parsed, such a body would take some 20 times its size in memory before a single
+        // member was checked.
+        return Err(AppError::invalid(
+            "body",
+            "too_long",
+            format!(
+                "the body holds more than {MAX_JSON_VALUES} JSON values; no valid body holds that many"
+            ),
+        ));
+    }
     if has_nul_escape(bytes) {
         return Err(nul_in_body(bytes));
     }
@@ -132,6 +143,39 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, AppError> {
             AppError::invalid(field, "invalid_value", strip_position(&inner.to_string()))
         }
     })
+}
+
+/// The most values (members of objects and arrays, the containers included) a JSON body may
+/// hold. The largest valid body of any route holds about 10,000 (a checklist of 1,000
+/// facilities); a 1 MiB array of zeros holds 500,000, and parsed, each value costs tens of bytes.
+pub const MAX_JSON_VALUES: usize = 50_000;
+
+/// Whether the JSON text holds more than `max` values, counted in one pass over its bytes
+/// without parsing: every `,` `[` `{` outside strings starts one.
+fn more_values_than(bytes: &[u8], max: usize) -> bool {
+    let (mut values, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' => {
+                values += 1;
+                if values > max {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether the JSON text holds a `\u0000` escape (a NUL character; JSON cannot hold a raw NUL
@@ -338,3 +382,18 @@ pub async fn read_part(
 /// A body as a JSON object (the upload and wizard bodies are checked field by field, so that a
 /// failure lists every bad field rather than the first serde meets).
 pub type Object = serde_json::Map<String, serde_json::Value>;
+
+#[cfg(test)]
+mod tests {
+    use super::more_values_than;
+
+    #[test]
+    fn values_are_counted_outside_strings_only() {
+        assert!(!more_values_than(br#"{"a": [1, 2, 3]}"#, 5));
+        assert!(more_values_than(br#"{"a": [1, 2, 3, 4, 5]}"#, 5));
+        // Commas and brackets inside strings, escaped quotes included, are text.
+        assert!(!more_values_than(br#"{"a": "x,[{,\",,,,,,"}"#, 1));
+        let zeros = format!("[{}]", vec!["0"; 600_000].join(","));
+        assert!(more_values_than(zeros.as_bytes(), super::MAX_JSON_VALUES));
+    }
+}

@@ -28,11 +28,14 @@ use axum::{
 use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt as _;
 
-/// The most unread bytes read and dropped to keep a connection: the JSON body limit, so any
-/// refused JSON body is drained; an upload refused unread is cheaper to close on.
-pub const DRAIN_MAX_BYTES: u64 = crate::extract::JSON_BODY_LIMIT as u64;
+/// The most unread bytes read and dropped to keep a connection: more than any body the API
+/// takes (`BODY_LIMIT_BYTES`, 40 MiB by default), so that a refused upload is read to its end
+/// too. Its answer is not sent before, so that a client still sending never meets a connection
+/// closed under it (a reset, which it would see instead of the refusal).
+pub const DRAIN_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
-/// How long the rest of a body may take to arrive before the connection is given up instead.
+/// How long the rest of a body may take to arrive before the connection is given up instead
+/// (then the answer says `Connection: close`).
 pub const DRAIN_WAIT: Duration = Duration::from_secs(2);
 
 /// Where a body the handler dropped unread is handed back.
@@ -93,6 +96,13 @@ pub async fn keep_connection_usable(req: Request, next: Next) -> Response {
         // No body (GET, DELETE, an empty POST): nothing can be left on the connection.
         return next.run(req).await;
     }
+    // A client that asked to be told before it sends its body (`Expect: 100-continue`) and was
+    // refused has sent none: reading would invite it to send what was refused. Its connection
+    // closes instead, saying so.
+    let awaits_continue = req
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
     let slot: Slot = Arc::default();
     let req = req.map(|body| {
         Body::new(Tracked {
@@ -103,7 +113,7 @@ pub async fn keep_connection_usable(req: Request, next: Next) -> Response {
     let mut res = next.run(req).await;
     let rest = slot.lock().ok().and_then(|mut slot| slot.take());
     if let Some(rest) = rest
-        && !drain(rest).await
+        && (awaits_continue || !drain(rest).await)
     {
         res.headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("close"));
@@ -162,25 +172,40 @@ mod tests {
         axum::http::Request::post(path).body(body).unwrap()
     }
 
-    /// A body nobody read is read to its end before the answer: the connection can go on.
+    /// A body nobody read is read to its end before the answer: the connection can go on. The
+    /// channel holds one frame, so the sender gets its later frames through only if they are
+    /// read.
     #[tokio::test]
     async fn an_unread_small_body_is_drained_and_the_connection_kept() {
         let (tx, rx) =
-            tokio::sync::mpsc::channel::<Result<Frame<Bytes>, std::convert::Infallible>>(4);
+            tokio::sync::mpsc::channel::<Result<Frame<Bytes>, std::convert::Infallible>>(1);
         let body = Body::new(http_body_util::StreamBody::new(tokio_stream_from(rx)));
         let sender = tokio::spawn(async move {
-            tx.send(Ok(Frame::data(Bytes::from_static(b"{\"a\":"))))
-                .await
-                .unwrap();
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            tx.send(Ok(Frame::data(Bytes::from_static(b"1}"))))
-                .await
-                .unwrap();
+            for part in [&b"{\"a\":"[..], b"1", b"}"] {
+                tx.send(Ok(Frame::data(Bytes::from_static(part))))
+                    .await
+                    .map_err(|_| "the body was dropped unread")?;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Ok::<_, &str>(())
         });
         let res = app().oneshot(post_body("/refuse", body)).await.unwrap();
-        sender.await.unwrap();
         assert_eq!(res.status(), 401);
         assert!(res.headers().get(header::CONNECTION).is_none());
+        assert_eq!(sender.await.unwrap(), Ok(()), "every frame was read");
+    }
+
+    /// A refused client that waits for `100 Continue` is not invited to send its body.
+    #[tokio::test]
+    async fn a_client_awaiting_continue_is_told_the_connection_closes() {
+        let req = axum::http::Request::post("/refuse")
+            .header(header::EXPECT, "100-continue")
+            .header(header::CONTENT_LENGTH, "5")
+            .body(Body::from("hello"))
+            .unwrap();
+        let res = app().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 401);
+        assert_eq!(res.headers()[header::CONNECTION], "close");
     }
 
     /// A body larger than the drain allows is not read: the answer says the connection closes.
@@ -198,7 +223,7 @@ mod tests {
     /// A body the handler read whole leaves nothing to do.
     #[tokio::test]
     async fn a_read_body_is_left_alone() {
-        let big = vec![b'x'; DRAIN_MAX_BYTES as usize + 1];
+        let big = vec![b'x'; 1024 * 1024];
         let res = app()
             .oneshot(post_body("/read", Body::from(big)))
             .await

@@ -147,11 +147,12 @@ pub async fn get(
 /// Queues a FAILED job again with fresh attempts. A job that works on a record its failure
 /// closed reopens it in the same transaction: a failed export is made again from the start
 /// (`PROCESSING`, its error cleared), a failed sync run is run again (`RUNNING`). 409 when the
-/// job is not FAILED, when its export is no longer FAILED (`NOTHING_TO_RETRY`: request a new
-/// export) or when another sync run is going (`SYNC_IN_PROGRESS`).
+/// job is not FAILED, when its export or sync run is no longer FAILED (`NOTHING_TO_RETRY`:
+/// request a new export, trigger a new sync) or when another sync run is going
+/// (`SYNC_IN_PROGRESS`).
 #[utoipa::path(post, path = "/admin/jobs/{id}/retry", tag = "admin", params(("id" = Uuid, Path)),
     responses((status = 202, body = JobRecord), (status = 404),
-        (status = 409, description = "Not FAILED (`CONFLICT`); its export is COMPLETED or EXPIRED (`NOTHING_TO_RETRY`: request a new export); another sync run is going (`SYNC_IN_PROGRESS`: retry once it has finished, or trigger a new sync)")))]
+        (status = 409, description = "Not FAILED (`CONFLICT`); its export is COMPLETED or EXPIRED, or its sync run COMPLETED (`NOTHING_TO_RETRY`: request a new export, trigger a new sync); another sync run is going (`SYNC_IN_PROGRESS`: retry once it has finished, or trigger a new sync)")))]
 pub async fn retry(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

@@ -954,9 +954,9 @@ pub async fn lock_request(conn: &mut PgConnection, requested_by: &str, text: &st
     Ok(())
 }
 
-/// The export an identical request already made or is making, if it can serve this one: one
-/// PROCESSING whose job is still going, or one COMPLETED, not expired, and made after the last
-/// completed sync (made from the same data). The newest.
+/// The export an identical request already made or is making, if it can serve this one: made
+/// after the last completed sync (from the same data), and PROCESSING with its job still going,
+/// or COMPLETED with at least 10 minutes before it expires (time to download it). The newest.
 pub async fn reusable(conn: &mut PgConnection, text: &str) -> Result<Option<CreatedExport>> {
     let found: Option<(Uuid, String, DateTime<Utc>)> = sqlx::query_as(concat!(
         "SELECT e.id, e.status, e.created_at
@@ -966,10 +966,9 @@ pub async fn reusable(conn: &mut PgConnection, text: &str) -> Result<Option<Crea
            AND NOT ",
         orphaned!(),
         "
-           AND (e.status = 'PROCESSING'
-                OR (e.expires_at > now()
-                    AND e.created_at > coalesce((SELECT max(finished_at) FROM pms_sync_runs
-                                                 WHERE status = 'COMPLETED'), '-infinity')))
+           AND (e.status = 'PROCESSING' OR e.expires_at > now() + interval '10 minutes')
+           AND e.created_at > coalesce((SELECT max(finished_at) FROM pms_sync_runs
+                                        WHERE status = 'COMPLETED'), '-infinity')
          ORDER BY e.created_at DESC
          LIMIT 1"
     ))
@@ -1242,14 +1241,27 @@ pub async fn complete(
     Ok(done.rows_affected() == 1)
 }
 
-/// PROCESSING → FAILED with the reason; an export no longer PROCESSING is left as it is.
-pub async fn fail(conn: &mut PgConnection, id: Uuid, error: &str) -> Result<()> {
+/// PROCESSING → FAILED with the reason, by the attempt of its job that holds it (`worker`, run
+/// `attempt`): an export no longer PROCESSING is left as it is, and so is one whose job another
+/// attempt holds (a stale attempt whose lease lapsed must not fail the export an operator's
+/// retry reopened and a new attempt is making).
+pub async fn fail(
+    conn: &mut PgConnection,
+    id: Uuid,
+    error: &str,
+    worker: &str,
+    attempt: i32,
+) -> Result<()> {
     sqlx::query(
-        "UPDATE reporting_exports SET status = 'FAILED', error = $2
-         WHERE id = $1 AND status = 'PROCESSING'",
+        "UPDATE reporting_exports e SET status = 'FAILED', error = $2
+         WHERE e.id = $1 AND e.status = 'PROCESSING'
+           AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = e.job_id AND j.status = 'RUNNING'
+                       AND j.locked_by = $3 AND j.attempts = $4)",
     )
     .bind(id)
     .bind(error)
+    .bind(worker)
+    .bind(attempt)
     .execute(&mut *conn)
     .await?;
     Ok(())

@@ -65,12 +65,12 @@ impl LocalStore {
         let mut removed = 0;
         let mut folders = vec![self.root.clone()];
         while let Some(folder) = folders.pop() {
-            let mut entries = match tokio::fs::read_dir(&folder).await {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io(&folder, e)),
+            // A folder that cannot be read (gone meanwhile, no permission) is passed over: the
+            // sweep goes on with the others.
+            let Ok(mut entries) = tokio::fs::read_dir(&folder).await else {
+                continue;
             };
-            while let Some(entry) = entries.next_entry().await.map_err(|e| io(&folder, e))? {
+            while let Ok(Some(entry)) = entries.next_entry().await {
                 let Ok(kind) = entry.file_type().await else {
                     continue;
                 };

@@ -97,7 +97,14 @@ impl Job for ExportJob {
             // The job ends FAILED with this run: the export says so at once, with the reason.
             let failed: Result<(), domain::Error> = async {
                 let mut conn = ctx.pool.acquire().await?;
-                exports::fail(&mut conn, self.export_id, &error.message).await
+                exports::fail(
+                    &mut conn,
+                    self.export_id,
+                    &error.message,
+                    &ctx.worker,
+                    ctx.attempt,
+                )
+                .await
             }
             .await;
             if let Err(fail_error) = failed {

@@ -509,13 +509,25 @@ impl Attempt<'_> {
 
     /// Whether the run met every record of `entity` the PMS counted; logged when not.
     fn read_in_full(&self, entity: Entity) -> bool {
-        let all_met = match entity {
-            Entity::Listings => self.cursor.listings.all_met(),
-            Entity::Reservations => self.cursor.reservations.all_met,
+        let (all_met, met) = match entity {
+            Entity::Listings => (self.cursor.listings.all_met(), self.cursor.listings.met),
+            Entity::Reservations => (
+                self.cursor.reservations.all_met,
+                self.cursor.reservations.met,
+            ),
         };
         if !all_met {
             tracing::warn!(sync_id = %self.id, entity = entity.as_str(),
                 "the sync met fewer records than the PMS counted (some moved while it read them, or have no id); none of them retired");
+        }
+        // A PMS that answers nothing at all is far likelier glitching (an empty first page, an
+        // account switched) than emptied: retiring every record on its word would zero every
+        // figure until the next full sync. Nothing is retired; the next sync that meets records
+        // decides.
+        if all_met && met == 0 {
+            tracing::warn!(sync_id = %self.id, entity = entity.as_str(),
+                "the PMS returned no record at all; none retired");
+            return false;
         }
         all_met
     }

@@ -1553,17 +1553,42 @@ async fn a_caller_has_at_most_three_exports_being_made(pool: PgPool) {
     assert!(done.is_some());
     worker.shutdown().await;
 
-    // Six different requests of a new caller released together: 3 started, 3 refused.
-    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(6));
-    let answers = futures::future::join_all((10..16).map(|day| {
-        let req = as_caller(&app, "eager", &occupancy_of(day));
-        let barrier = barrier.clone();
-        async move {
-            barrier.wait().await;
-            send(req).await.0
-        }
-    }))
-    .await;
+    // Six different requests of a new caller, all in flight together: the test holds the
+    // caller's lock until the six wait for it, then lets them go: 3 started, 3 refused.
+    let mut holder = pool.acquire().await.unwrap();
+    sqlx::query("SELECT pg_advisory_lock(hashtextextended('export-caller:' || $1, 0))")
+        .bind("eager")
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let requests = futures::future::join_all(
+        (10..16).map(|day| send(as_caller(&app, "eager", &occupancy_of(day)))),
+    );
+    let release = async {
+        let waiting = eventually(Duration::from_secs(30), || async {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event = 'advisory'",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            (n == 6).then_some(())
+        })
+        .await;
+        sqlx::query("SELECT pg_advisory_unlock(hashtextextended('export-caller:' || $1, 0))")
+            .bind("eager")
+            .execute(&mut *holder)
+            .await
+            .unwrap();
+        waiting
+    };
+    let (answers, waited) = tokio::join!(requests, release);
+    assert!(
+        waited.is_some(),
+        "the six requests never all waited together"
+    );
+    let answers: Vec<u16> = answers.into_iter().map(|(status, _, _)| status).collect();
     let started = answers.iter().filter(|s| **s == 202).count();
     let refused = answers.iter().filter(|s| **s == 429).count();
     assert_eq!((started, refused), (3, 3), "{answers:?}");
