@@ -19,7 +19,7 @@ use jobs::{
 use reqwest::{Method, RequestBuilder, header::HeaderMap};
 use rust_decimal::Decimal;
 use serde_json::{Value, json};
-use sqlx::PgPool;
+use sqlx::{Connection as _, PgPool};
 use tests::{TestApp, eventually, job_status, json as read_json};
 use uuid::Uuid;
 
@@ -1511,7 +1511,16 @@ async fn an_identical_request_answers_the_export_already_made(pool: PgPool) {
 /// A caller with 3 exports being made gets 429 EXPORT_QUOTA_EXCEEDED with when to ask again;
 /// other callers are not held up; six different requests of one caller at once start exactly 3.
 #[sqlx::test(migrator = "domain::MIGRATOR")]
-async fn a_caller_has_at_most_three_exports_being_made(pool: PgPool) {
+async fn a_caller_has_at_most_three_exports_being_made(
+    options: sqlx::postgres::PgPoolOptions,
+    connect: sqlx::postgres::PgConnectOptions,
+) {
+    // Room for six requests waiting at once (a test's pool holds five connections).
+    let pool = options
+        .max_connections(12)
+        .connect_with(connect.clone())
+        .await
+        .unwrap();
     let app = TestApp::spawn(pool.clone()).await;
     load_fixture(&pool).await;
     for day in 1..=3 {
@@ -1555,10 +1564,10 @@ async fn a_caller_has_at_most_three_exports_being_made(pool: PgPool) {
 
     // Six different requests of a new caller, all in flight together: the test holds the
     // caller's lock until the six wait for it, then lets them go: 3 started, 3 refused.
-    let mut holder = pool.acquire().await.unwrap();
+    let mut holder = sqlx::PgConnection::connect_with(&connect).await.unwrap();
     sqlx::query("SELECT pg_advisory_lock(hashtextextended('export-caller:' || $1, 0))")
         .bind("eager")
-        .execute(&mut *holder)
+        .execute(&mut holder)
         .await
         .unwrap();
     let requests = futures::future::join_all(
@@ -1578,7 +1587,7 @@ async fn a_caller_has_at_most_three_exports_being_made(pool: PgPool) {
         .await;
         sqlx::query("SELECT pg_advisory_unlock(hashtextextended('export-caller:' || $1, 0))")
             .bind("eager")
-            .execute(&mut *holder)
+            .execute(&mut holder)
             .await
             .unwrap();
         waiting
