@@ -325,13 +325,21 @@ mod tests {
             Err(vec!["type".into(), "entities".into()])
         );
         assert_eq!(
+            parse(json!({"type": "partial", "entities": ["listings", "guests"]})),
+            Err(vec!["type".into(), "entities[1]".into()])
+        );
+        assert_eq!(
+            parse(json!({"type": "full", "entities": ["listings", "listings"]})),
+            Err(vec!["entities[1]".into()])
+        );
+        assert_eq!(
+            parse(json!({"type": "full", "entities": [3, "guests"]})),
+            Err(vec!["entities[0]".into(), "entities[1]".into()])
+        );
+        // More members than there are entities: refused whole, before they are read.
+        assert_eq!(
             parse(json!({"type": "partial", "entities": ["listings", "guests", "listings", 3]})),
-            Err(vec![
-                "type".into(),
-                "entities[1]".into(),
-                "entities[2]".into(),
-                "entities[3]".into()
-            ])
+            Err(vec!["type".into(), "entities".into()])
         );
         assert_eq!(
             parse(json!({"type": "full", "entities": "listings"})),
