@@ -82,15 +82,7 @@ impl LocalStore {
                 let is_temp = name
                     .to_str()
                     .is_some_and(|n| n.starts_with(".upload-") && n.ends_with(".tmp"));
-                let stale = is_temp
-                    && kind.is_file()
-                    && entry
-                        .metadata()
-                        .await
-                        .ok()
-                        .and_then(|m| m.modified().ok())
-                        .and_then(|at| at.elapsed().ok())
-                        .is_some_and(|age| age >= older_than);
+                let stale = is_temp && kind.is_file() && untouched_for(&entry, older_than).await;
                 if stale && tokio::fs::remove_file(entry.path()).await.is_ok() {
                     removed += 1;
                 }
@@ -339,4 +331,16 @@ mod tests {
         let _ = std::fs::remove_file(source);
         let _ = std::fs::remove_dir_all(root);
     }
+}
+
+/// Whether the file `entry` names was last modified at least `age` ago (a temporary file that
+/// old belongs to no write under way: writers write continuously).
+pub async fn untouched_for(entry: &tokio::fs::DirEntry, age: std::time::Duration) -> bool {
+    entry
+        .metadata()
+        .await
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|at| at.elapsed().ok())
+        .is_some_and(|elapsed| elapsed >= age)
 }

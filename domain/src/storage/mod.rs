@@ -21,6 +21,7 @@ pub use layout::{
     villa_folder, villa_tree,
 };
 pub use local::LocalStore;
+pub use local::untouched_for;
 pub use names::{MAX_NAME_LEN, SafeName};
 pub use s3::S3Store;
 pub use sharepoint::SharePointStore;

@@ -568,14 +568,7 @@ async fn remove_stale_temp_files(after: Duration) -> u64 {
             .file_name()
             .to_str()
             .is_some_and(|name| name.starts_with("villa-export-"));
-        let stale = ours
-            && entry
-                .metadata()
-                .await
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .and_then(|at| at.elapsed().ok())
-                .is_some_and(|age| age >= after);
+        let stale = ours && domain::storage::untouched_for(&entry, after).await;
         if stale {
             remove_quietly(&entry.path());
             removed += 1;
