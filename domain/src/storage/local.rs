@@ -212,6 +212,18 @@ impl LocalStore {
     }
 }
 
+/// Whether the file `entry` names was last modified at least `age` ago (a temporary file that
+/// old belongs to no write under way: writers write continuously).
+pub async fn untouched_for(entry: &tokio::fs::DirEntry, age: std::time::Duration) -> bool {
+    entry
+        .metadata()
+        .await
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|at| at.elapsed().ok())
+        .is_some_and(|elapsed| elapsed >= age)
+}
+
 #[cfg(test)]
 mod tests {
     use futures::TryStreamExt;
@@ -331,16 +343,4 @@ mod tests {
         let _ = std::fs::remove_file(source);
         let _ = std::fs::remove_dir_all(root);
     }
-}
-
-/// Whether the file `entry` names was last modified at least `age` ago (a temporary file that
-/// old belongs to no write under way: writers write continuously).
-pub async fn untouched_for(entry: &tokio::fs::DirEntry, age: std::time::Duration) -> bool {
-    entry
-        .metadata()
-        .await
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .and_then(|at| at.elapsed().ok())
-        .is_some_and(|elapsed| elapsed >= age)
 }

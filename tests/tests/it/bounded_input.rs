@@ -278,6 +278,25 @@ async fn a_refusal_leaves_the_connection_usable(pool: PgPool) {
         // Small bodies are read to their end: the connection is kept, not closed.
         assert_eq!(counts.closed_by_answer, 0, "{name}: {counts:?}");
     }
+
+    // A refused upload of 1.5 MB, more than the server reads ahead: it used to close the
+    // connection after each refusal (and now and then without saying so); now the rest is read
+    // and the connection kept.
+    let upload = format!(
+        "{{\"villaId\":\"{}\",\"documentType\":\"CONTRACT\",\"fileName\":\"c.pdf\",\"fileContent\":\"{}\"}}",
+        uuid::Uuid::nil(),
+        "QUJD".repeat(375_000)
+    );
+    let head = post_head(
+        "/api/documents/upload",
+        None,
+        "application/json",
+        upload.len(),
+    );
+    let counts = refused_then_valid(&app, &head, upload.as_bytes(), 401, 50).await;
+    println!("no token, 1.5 MB upload: {counts:?}");
+    assert_eq!(counts.lost, 0, "{counts:?}");
+    assert_eq!(counts.closed_by_answer, 0, "{counts:?}");
 }
 
 /// A refused body that does not arrive within the wait for it: the answer says `Connection:
