@@ -3,7 +3,7 @@
 //! and shared by its tests, each in buckets of its own.
 //!
 //! The server checks every request's SigV4 signature against a key of its IAM, made at start
-//! and allowed only the actions the README asks of an operator: a request the backend signs
+//! and allowed only the actions docs/storage.md asks of an operator: a request the backend signs
 //! wrongly (the folder markers it signs by hand included) fails here instead of passing
 //! unnoticed. moto checks the signature itself, not every rule S3 adds (it takes the declared
 //! payload hash and the list of signed headers at their word).
@@ -83,7 +83,7 @@ iam = boto3.client("iam", endpoint_url=endpoint, region_name="us-east-1",
 iam.create_user(UserName="villa")
 iam.put_user_policy(UserName="villa", PolicyName="s3", PolicyDocument=json.dumps({
     "Version": "2012-10-17",
-    # What the README asks an operator to allow, and bucket creation for these commands.
+    # What docs/storage.md asks an operator to allow, and bucket creation for these commands.
     "Statement": [{"Effect": "Allow", "Resource": "*", "Action": [
         "s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket",
         "s3:AbortMultipartUpload", "s3:CreateBucket"]}],

@@ -3,7 +3,7 @@
 //! binary, and every service running the platform's image is a Procfile process (the rest of
 //! compose is infrastructure: Postgres, Redis); every Procfile command names a binary of the
 //! workspace; every queue family has its `worker-<family>` process; the Dockerfile copies the
-//! Procfile's binaries, and only those, without naming them; every setting the README documents
+//! Procfile's binaries, and only those, without naming them; every setting docs/configuration.md documents
 //! reaches the compose services that read it. Plain tests, but the last: `scripts/run` stopped by
 //! SIGTERM leaves no process behind (it builds the debug binaries and needs Postgres and Redis).
 
@@ -622,15 +622,10 @@ volumes:
     );
 }
 
-/// The variables of the README's configuration: the names in the first column of every table
-/// row between `## Configuration` and the next section of that level (the document store's
-/// table included).
-fn readme_settings() -> BTreeSet<String> {
-    let readme = read("README.md");
-    let (_, section) = readme
-        .split_once("\n## Configuration\n")
-        .expect("README.md has a section `## Configuration`");
-    let section = section.split("\n## ").next().unwrap_or_default();
+/// The variables of the documented configuration (`docs/configuration.md`): the names in the
+/// first column of every table row (the document store's table included).
+fn documented_settings() -> BTreeSet<String> {
+    let section = read("docs/configuration.md");
     let mut names = BTreeSet::new();
     for line in section.lines().filter(|line| line.starts_with('|')) {
         let first = line.split('|').nth(1).unwrap_or_default().trim();
@@ -640,7 +635,7 @@ fn readme_settings() -> BTreeSet<String> {
         let quoted: Vec<&str> = first.split('`').skip(1).step_by(2).collect();
         assert!(
             !quoted.is_empty() && quoted.iter().all(|name| is_variable_name(name)),
-            "README.md's configuration row does not start with `VARIABLE`s: {line}"
+            "docs/configuration.md's row does not start with `VARIABLE`s: {line}"
         );
         names.extend(quoted.into_iter().map(str::to_owned));
     }
@@ -668,13 +663,13 @@ fn reads(service: &str, variable: &str) -> bool {
     }
 }
 
-/// What an operator sets (in the shell or `.env`) reaches the processes: a variable the README
+/// What an operator sets (in the shell or `.env`) reaches the processes: a variable the docs
 /// documents is given to every compose service whose process reads it, passed on (no value, or
 /// a value interpolating the variable itself) unless compose fixes it; and compose gives no
-/// variable the README does not document.
+/// variable the docs do not document.
 #[test]
 fn every_documented_setting_reaches_the_compose_services_that_read_it() {
-    let documented = readme_settings();
+    let documented = documented_settings();
     for known in [
         "DATABASE_URL",
         "PMS_RATE_LIMIT",
@@ -683,7 +678,7 @@ fn every_documented_setting_reaches_the_compose_services_that_read_it() {
     ] {
         assert!(
             documented.contains(known),
-            "README.md's configuration tables do not list {known}: {documented:?}"
+            "docs/configuration.md's tables do not list {known}: {documented:?}"
         );
     }
     let services = compose_services(&read("docker-compose.yml"));
@@ -716,7 +711,7 @@ fn every_documented_setting_reaches_the_compose_services_that_read_it() {
             if !documented.contains(variable) {
                 problems
                     .entry(format!(
-                        "{variable}: given, but README.md's configuration does not document it"
+                        "{variable}: given, but docs/configuration.md does not document it"
                     ))
                     .or_default()
                     .push(name);
@@ -729,7 +724,7 @@ fn every_documented_setting_reaches_the_compose_services_that_read_it() {
         .collect();
     assert!(
         problems.is_empty(),
-        "docker-compose.yml and README.md's configuration disagree:\n{}",
+        "docker-compose.yml and docs/configuration.md disagree:\n{}",
         problems.join("\n")
     );
 }
@@ -1190,7 +1185,7 @@ fn start_scripts_run() -> ScriptRun {
             command.env_remove(&*name);
         }
     }
-    for name in readme_settings() {
+    for name in documented_settings() {
         command.env_remove(name);
     }
     // The cargo running this test builds the binaries too.
