@@ -1342,3 +1342,71 @@ fn scripts_run_stopped_by_sigterm_leaves_no_process_behind() {
         "development logs written to a pipe carry colour codes: {coloured:?}"
     );
 }
+
+/// The variables the code reads, from its source: every quoted name of the form
+/// `UPPER_CASE` outside test modules in the settings (`domain/src/settings.rs`), the S3 store's
+/// AWS options (`domain/src/storage/s3.rs`), the periodic jobs' interval settings (`jobs/src`)
+/// and the environment the workers and the scheduler read themselves (`workers/src`).
+fn settings_read_by_the_code() -> BTreeSet<String> {
+    fn names_in(source: &str, found: &mut BTreeSet<String>) {
+        // Test modules come last in a file: nothing they name is a setting.
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        for quoted in code.split('"').skip(1).step_by(2) {
+            let is_name = quoted.len() > 2
+                && quoted.starts_with(|c: char| c.is_ascii_uppercase())
+                && quoted
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                && (quoted.contains('_') || quoted == "PORT");
+            if is_name {
+                found.insert(quoted.to_owned());
+            }
+        }
+    }
+    let mut found = BTreeSet::new();
+    // The log filter, read by tracing-subscriber (`EnvFilter::try_from_default_env`) in
+    // `domain::process`, which names it nowhere in quotes.
+    if read("domain/src/process.rs").contains("EnvFilter::try_from_default_env") {
+        found.insert("RUST_LOG".to_owned());
+    }
+    names_in(&read("domain/src/settings.rs"), &mut found);
+    names_in(&read("domain/src/storage/s3.rs"), &mut found);
+    for folder in ["jobs/src", "workers/src"] {
+        let mut files = vec![root().join(folder)];
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let source = std::fs::read_to_string(&path).unwrap();
+                for line in source.lines() {
+                    // `INTERVAL_SETTING: &'static str = "..."` and `std::env::var("...")`.
+                    if line.contains("INTERVAL_SETTING") || line.contains("env::var") {
+                        names_in(line, &mut found);
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// docs/configuration.md documents exactly the settings the code reads: a setting added to the
+/// code without its row, or a row left behind by a setting removed, fails here.
+#[test]
+fn the_documented_settings_are_the_ones_the_code_reads() {
+    // Read by the code but not settings of the platform: the container's host name (a worker's
+    // name), and the tests' own Redis.
+    const NOT_SETTINGS: [&str; 2] = ["HOSTNAME", "TEST_REDIS_URL"];
+    let read: BTreeSet<String> = settings_read_by_the_code()
+        .into_iter()
+        .filter(|name| !NOT_SETTINGS.contains(&name.as_str()))
+        .collect();
+    let documented = documented_settings();
+    let undocumented: Vec<&String> = read.difference(&documented).collect();
+    let unread: Vec<&String> = documented.difference(&read).collect();
+    assert!(
+        undocumented.is_empty() && unread.is_empty(),
+        "read by the code, not in docs/configuration.md: {undocumented:?}; \
+         in docs/configuration.md, read nowhere: {unread:?}"
+    );
+}
