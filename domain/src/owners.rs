@@ -7,10 +7,39 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::crypto::FieldCipher;
-use crate::onboarding::records::{OWNER_FIELDS, OWNER_TYPES};
 use crate::pagination::PageRequest;
-use crate::record::{Patch, parse_patch, render, to_e164};
+use crate::record::{FieldSpec, Kind, Patch, field, parse_patch, render, required, to_e164};
 use crate::{Error, Problems, Result};
+
+pub const OWNER_TYPES: &[&str] = &["INDIVIDUAL", "COMPANY"];
+
+pub const OWNER_FIELDS: &[FieldSpec] = &[
+    // Defaults to INDIVIDUAL when an owner is first created; cannot be cleared.
+    required("ownerType", "owner_type", Kind::OneOf(OWNER_TYPES)),
+    field("firstName", "first_name", Kind::Text(100)),
+    field("lastName", "last_name", Kind::Text(100)),
+    field("email", "email", Kind::Email),
+    field("phone", "phone", Kind::Phone),
+    field("alternativePhone", "alternative_phone", Kind::Phone),
+    field("nationality", "nationality", Kind::Text(100)),
+    field("passportNumber", "passport_number", Kind::Text(50)),
+    field("taxId", "tax_id", Kind::Text(50)),
+    field("companyName", "company_name", Kind::Text(255)),
+    field("registrationNumber", "registration_number", Kind::Text(100)),
+    field("contactPerson", "contact_person", Kind::Text(255)),
+    field("companyTaxId", "company_tax_id", Kind::Text(50)),
+    field("address", "address", Kind::Text(500)),
+    field("city", "city", Kind::Text(100)),
+    field("country", "country", Kind::Text(100)),
+    field("postalCode", "postal_code", Kind::Text(20)),
+    field("preferredLanguage", "preferred_language", Kind::Text(50)),
+    field(
+        "communicationPreference",
+        "communication_preference",
+        Kind::OneOf(&["EMAIL", "PHONE", "WHATSAPP", "SMS"]),
+    ),
+    field("notes", "notes", Kind::Text(5000)),
+];
 
 /// What each owner type needs, as (JSON name, column).
 const INDIVIDUAL_NEEDS: &[(&str, &str)] = &[

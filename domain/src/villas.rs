@@ -10,12 +10,148 @@ use uuid::Uuid;
 
 use crate::batch::Batcher;
 use crate::crypto::FieldCipher;
-use crate::onboarding::records::{
-    PROPERTY_TYPES, VILLA_STYLES, insert_villa, update_villa, villa_fields,
-};
 use crate::pagination::PageRequest;
 use crate::record::{FieldSpec, Kind, Patch, field, parse_patch, required};
-use crate::{Error, Problems, Result};
+use crate::{Error, Problems, Result, on_unique_violation};
+
+pub const PROPERTY_TYPES: &[&str] = &["VILLA", "APARTMENT", "HOUSE", "CONDO", "RESORT"];
+pub const VILLA_STYLES: &[&str] = &[
+    "MODERN",
+    "TRADITIONAL",
+    "BALINESE",
+    "MEDITERRANEAN",
+    "TROPICAL",
+    "COLONIAL",
+    "CONTEMPORARY",
+    "MINIMALIST",
+    "RUSTIC",
+];
+
+/// A villa field table: the given fields, then the villa's optional details, which are the same
+/// under both surfaces' names (onboarding's [`VILLA_FIELDS`], management's
+/// `crate::villas::FIELDS`).
+macro_rules! villa_fields {
+    ($($head:expr),* $(,)?) => {
+        &[
+            $($head,)*
+            $crate::record::field("latitude", "latitude", $crate::record::Kind::Decimal { min: -90, max: 90 }),
+            $crate::record::field("longitude", "longitude", $crate::record::Kind::Decimal { min: -180, max: 180 }),
+            $crate::record::field("landAreaSqm", "land_area_sqm", $crate::record::Kind::Decimal { min: 0, max: 10_000_000 }),
+            $crate::record::field("livingAreaSqm", "living_area_sqm", $crate::record::Kind::Decimal { min: 0, max: 10_000_000 }),
+            $crate::record::field("yearBuilt", "year_built", $crate::record::Kind::Int { min: 1800, max: 2100 }),
+            $crate::record::field("checkInTime", "check_in_time", $crate::record::Kind::Time),
+            $crate::record::field("checkOutTime", "check_out_time", $crate::record::Kind::Time),
+        ]
+    };
+}
+
+/// Step 1 and villa creation. Required fields are those of the spec's create table.
+pub const VILLA_FIELDS: &[FieldSpec] = villa_fields![
+    required("villaCode", "villa_code", Kind::Text(50)),
+    required("villaName", "villa_name", Kind::Text(255)),
+    required("address", "address", Kind::Text(500)),
+    required("city", "city", Kind::Text(100)),
+    required("country", "country", Kind::Text(100)),
+    required("bedrooms", "bedrooms", Kind::Int { min: 1, max: 50 }),
+    required("bathrooms", "bathrooms", Kind::Int { min: 1, max: 50 }),
+    required("maxGuests", "max_guests", Kind::Int { min: 1, max: 100 }),
+    required("propertyType", "property_type", Kind::OneOf(PROPERTY_TYPES)),
+    field("description", "description", Kind::Text(5000)),
+    field("villaStyle", "villa_style", Kind::OneOf(VILLA_STYLES)),
+    field("postalCode", "postal_code", Kind::Text(20)),
+];
+
+macro_rules! villa_columns {
+    () => {
+        "villa_code, villa_name, address, city, country, bedrooms, bathrooms, max_guests, property_type,
+         description, villa_style, postal_code, latitude, longitude, land_area_sqm, living_area_sqm,
+         year_built, check_in_time, check_out_time"
+    };
+}
+
+/// Names the wizard's villa form uses for some fields (its "field mapping"), accepted in step 1
+/// and its autosave besides the record's own names.
+const VILLA_ALIASES: &[(&str, &str)] = &[
+    ("name", "villaName"),
+    ("code", "villaCode"),
+    ("type", "propertyType"),
+    ("style", "villaStyle"),
+    ("guests", "maxGuests"),
+    ("zipCode", "postalCode"),
+];
+
+/// The villa form with its aliases resolved (a record name, when also sent, wins).
+pub fn map_villa_aliases(input: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = input.clone();
+    for (alias, name) in VILLA_ALIASES {
+        if let Some(v) = input.get(*alias)
+            && !input.contains_key(*name)
+        {
+            out.insert((*name).to_owned(), v.clone());
+        }
+    }
+    out
+}
+
+fn villa_code_taken(e: sqlx::Error) -> Error {
+    on_unique_violation(e, "villaCode", VILLA_CODE_TAKEN)
+}
+
+/// Creates a villa (status DRAFT) from a checked creation patch.
+pub async fn create_villa(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
+    insert_villa(conn, patch, "DRAFT", false)
+        .await?
+        .ok_or_else(|| Error::invalid("villaCode", "duplicate", VILLA_CODE_TAKEN))
+}
+
+pub(crate) const VILLA_CODE_TAKEN: &str = "a villa with this code already exists";
+
+/// Inserts a villa from a checked patch that holds `villa_code`; `None` when that code is taken.
+pub async fn insert_villa(
+    conn: &mut PgConnection,
+    patch: &Patch,
+    status: &str,
+    is_active: bool,
+) -> Result<Option<Uuid>> {
+    let id = Uuid::now_v7();
+    let inserted = sqlx::query(concat!(
+        "INSERT INTO villas (id, status, is_active, ",
+        villa_columns!(),
+        ") SELECT $1, $3, $4, ",
+        villa_columns!(),
+        " FROM jsonb_populate_record(NULL::villas, $2) ON CONFLICT (villa_code) DO NOTHING"
+    ))
+    .bind(id)
+    .bind(patch.to_value())
+    .bind(status)
+    .bind(is_active)
+    .execute(&mut *conn)
+    .await?;
+    Ok((inserted.rows_affected() == 1).then_some(id))
+}
+
+/// Applies a step-1 patch to the villa; bumps its version.
+pub async fn update_villa(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<()> {
+    if patch.is_empty() {
+        return Ok(());
+    }
+    let done = sqlx::query(concat!(
+        "UPDATE villas v SET (",
+        villa_columns!(),
+        ") = (SELECT ",
+        villa_columns!(),
+        " FROM jsonb_populate_record(v, $2)), version = version + 1, updated_at = now() WHERE id = $1"
+    ))
+    .bind(villa_id)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await
+    .map_err(villa_code_taken)?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound("villa"));
+    }
+    Ok(())
+}
 
 /// The lifecycle states a villa row can be in (the schema's CHECK): what the onboarding API
 /// shows as a villa's `status`.
@@ -468,11 +604,7 @@ pub async fn create(conn: &mut PgConnection, input: &VillaInput) -> Result<Uuid>
     }
     let id = id.ok_or_else(|| {
         if chosen {
-            Error::invalid(
-                "villaCode",
-                "duplicate",
-                crate::onboarding::records::VILLA_CODE_TAKEN,
-            )
+            Error::invalid("villaCode", "duplicate", VILLA_CODE_TAKEN)
         } else {
             Error::Internal(anyhow::anyhow!("no free generated villa code"))
         }

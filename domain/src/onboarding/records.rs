@@ -10,21 +10,16 @@ use uuid::Uuid;
 
 use crate::crypto::FieldCipher;
 use crate::record::{FieldSpec, Kind, Patch, bytea_hex, field, parse_patch, render, required};
-use crate::{Error, Problems, Result, on_unique_violation};
+use crate::{Error, Problems, Result};
 
-pub const PROPERTY_TYPES: &[&str] = &["VILLA", "APARTMENT", "HOUSE", "CONDO", "RESORT"];
-pub const VILLA_STYLES: &[&str] = &[
-    "MODERN",
-    "TRADITIONAL",
-    "BALINESE",
-    "MEDITERRANEAN",
-    "TROPICAL",
-    "COLONIAL",
-    "CONTEMPORARY",
-    "MINIMALIST",
-    "RUSTIC",
-];
-pub const OWNER_TYPES: &[&str] = &["INDIVIDUAL", "COMPANY"];
+// The villa's and the owner's own fields and writes live with them (`crate::villas`,
+// `crate::owners`), which the wizard's steps 1 and 2 use: named here too, as the steps' records.
+pub use crate::owners::{OWNER_FIELDS, OWNER_TYPES};
+pub use crate::villas::{
+    PROPERTY_TYPES, VILLA_FIELDS, VILLA_STYLES, create_villa, insert_villa, map_villa_aliases,
+    update_villa,
+};
+
 pub const CONTRACT_TYPES: &[&str] = &["EXCLUSIVE", "NON_EXCLUSIVE", "REVENUE_SHARE", "FIXED_RENT"];
 pub const OTA_PLATFORMS: &[&str] = &[
     "AIRBNB",
@@ -36,101 +31,6 @@ pub const OTA_PLATFORMS: &[&str] = &[
     "GOOGLE",
     "DIRECT",
     "OTHER",
-];
-
-/// A villa field table: the given fields, then the villa's optional details, which are the same
-/// under both surfaces' names (onboarding's [`VILLA_FIELDS`], management's
-/// `crate::villas::FIELDS`).
-macro_rules! villa_fields {
-    ($($head:expr),* $(,)?) => {
-        &[
-            $($head,)*
-            $crate::record::field("latitude", "latitude", $crate::record::Kind::Decimal { min: -90, max: 90 }),
-            $crate::record::field("longitude", "longitude", $crate::record::Kind::Decimal { min: -180, max: 180 }),
-            $crate::record::field("landAreaSqm", "land_area_sqm", $crate::record::Kind::Decimal { min: 0, max: 10_000_000 }),
-            $crate::record::field("livingAreaSqm", "living_area_sqm", $crate::record::Kind::Decimal { min: 0, max: 10_000_000 }),
-            $crate::record::field("yearBuilt", "year_built", $crate::record::Kind::Int { min: 1800, max: 2100 }),
-            $crate::record::field("checkInTime", "check_in_time", $crate::record::Kind::Time),
-            $crate::record::field("checkOutTime", "check_out_time", $crate::record::Kind::Time),
-        ]
-    };
-}
-pub(crate) use villa_fields;
-
-/// Step 1 and villa creation. Required fields are those of the spec's create table.
-pub const VILLA_FIELDS: &[FieldSpec] = villa_fields![
-    required("villaCode", "villa_code", Kind::Text(50)),
-    required("villaName", "villa_name", Kind::Text(255)),
-    required("address", "address", Kind::Text(500)),
-    required("city", "city", Kind::Text(100)),
-    required("country", "country", Kind::Text(100)),
-    required("bedrooms", "bedrooms", Kind::Int { min: 1, max: 50 }),
-    required("bathrooms", "bathrooms", Kind::Int { min: 1, max: 50 }),
-    required("maxGuests", "max_guests", Kind::Int { min: 1, max: 100 }),
-    required("propertyType", "property_type", Kind::OneOf(PROPERTY_TYPES)),
-    field("description", "description", Kind::Text(5000)),
-    field("villaStyle", "villa_style", Kind::OneOf(VILLA_STYLES)),
-    field("postalCode", "postal_code", Kind::Text(20)),
-];
-
-macro_rules! villa_columns {
-    () => {
-        "villa_code, villa_name, address, city, country, bedrooms, bathrooms, max_guests, property_type,
-         description, villa_style, postal_code, latitude, longitude, land_area_sqm, living_area_sqm,
-         year_built, check_in_time, check_out_time"
-    };
-}
-
-/// Names the wizard's villa form uses for some fields (its "field mapping"), accepted in step 1
-/// and its autosave besides the record's own names.
-const VILLA_ALIASES: &[(&str, &str)] = &[
-    ("name", "villaName"),
-    ("code", "villaCode"),
-    ("type", "propertyType"),
-    ("style", "villaStyle"),
-    ("guests", "maxGuests"),
-    ("zipCode", "postalCode"),
-];
-
-/// The villa form with its aliases resolved (a record name, when also sent, wins).
-pub fn map_villa_aliases(input: &Map<String, Value>) -> Map<String, Value> {
-    let mut out = input.clone();
-    for (alias, name) in VILLA_ALIASES {
-        if let Some(v) = input.get(*alias)
-            && !input.contains_key(*name)
-        {
-            out.insert((*name).to_owned(), v.clone());
-        }
-    }
-    out
-}
-
-pub const OWNER_FIELDS: &[FieldSpec] = &[
-    // Defaults to INDIVIDUAL when an owner is first created; cannot be cleared.
-    required("ownerType", "owner_type", Kind::OneOf(OWNER_TYPES)),
-    field("firstName", "first_name", Kind::Text(100)),
-    field("lastName", "last_name", Kind::Text(100)),
-    field("email", "email", Kind::Email),
-    field("phone", "phone", Kind::Phone),
-    field("alternativePhone", "alternative_phone", Kind::Phone),
-    field("nationality", "nationality", Kind::Text(100)),
-    field("passportNumber", "passport_number", Kind::Text(50)),
-    field("taxId", "tax_id", Kind::Text(50)),
-    field("companyName", "company_name", Kind::Text(255)),
-    field("registrationNumber", "registration_number", Kind::Text(100)),
-    field("contactPerson", "contact_person", Kind::Text(255)),
-    field("companyTaxId", "company_tax_id", Kind::Text(50)),
-    field("address", "address", Kind::Text(500)),
-    field("city", "city", Kind::Text(100)),
-    field("country", "country", Kind::Text(100)),
-    field("postalCode", "postal_code", Kind::Text(20)),
-    field("preferredLanguage", "preferred_language", Kind::Text(50)),
-    field(
-        "communicationPreference",
-        "communication_preference",
-        Kind::OneOf(&["EMAIL", "PHONE", "WHATSAPP", "SMS"]),
-    ),
-    field("notes", "notes", Kind::Text(5000)),
 ];
 
 pub const CONTRACT_FIELDS: &[FieldSpec] = &[
@@ -258,67 +158,6 @@ pub fn parse_bank(
 ) -> Patch {
     parse_patch(BANK_FIELDS, input, prefix, false, cipher, problems)
 }
-
-fn villa_code_taken(e: sqlx::Error) -> Error {
-    on_unique_violation(e, "villaCode", VILLA_CODE_TAKEN)
-}
-
-/// Creates a villa (status DRAFT) from a checked creation patch.
-pub async fn create_villa(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
-    insert_villa(conn, patch, "DRAFT", false)
-        .await?
-        .ok_or_else(|| Error::invalid("villaCode", "duplicate", VILLA_CODE_TAKEN))
-}
-
-pub(crate) const VILLA_CODE_TAKEN: &str = "a villa with this code already exists";
-
-/// Inserts a villa from a checked patch that holds `villa_code`; `None` when that code is taken.
-pub async fn insert_villa(
-    conn: &mut PgConnection,
-    patch: &Patch,
-    status: &str,
-    is_active: bool,
-) -> Result<Option<Uuid>> {
-    let id = Uuid::now_v7();
-    let inserted = sqlx::query(concat!(
-        "INSERT INTO villas (id, status, is_active, ",
-        villa_columns!(),
-        ") SELECT $1, $3, $4, ",
-        villa_columns!(),
-        " FROM jsonb_populate_record(NULL::villas, $2) ON CONFLICT (villa_code) DO NOTHING"
-    ))
-    .bind(id)
-    .bind(patch.to_value())
-    .bind(status)
-    .bind(is_active)
-    .execute(&mut *conn)
-    .await?;
-    Ok((inserted.rows_affected() == 1).then_some(id))
-}
-
-/// Applies a step-1 patch to the villa; bumps its version.
-pub async fn update_villa(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch) -> Result<()> {
-    if patch.is_empty() {
-        return Ok(());
-    }
-    let done = sqlx::query(concat!(
-        "UPDATE villas v SET (",
-        villa_columns!(),
-        ") = (SELECT ",
-        villa_columns!(),
-        " FROM jsonb_populate_record(v, $2)), version = version + 1, updated_at = now() WHERE id = $1"
-    ))
-    .bind(villa_id)
-    .bind(patch.to_value())
-    .execute(&mut *conn)
-    .await
-    .map_err(villa_code_taken)?;
-    if done.rows_affected() == 0 {
-        return Err(Error::NotFound("villa"));
-    }
-    Ok(())
-}
-
 /// Upserts the villa's owner: updates the linked owner (which may be an owner of several villas,
 /// created on `/management/owners`), or creates one for this villa (INDIVIDUAL unless the patch
 /// says otherwise) and links it. Returns the owner's id.
