@@ -63,11 +63,11 @@ pub enum AppError {
     /// 413; the limit in bytes when the route knows it.
     #[error("the request body is larger than allowed")]
     PayloadTooLarge(Option<usize>),
-    #[error("too many requests")]
-    RateLimited { retry_after_secs: u64 },
-    /// 429 for a quota of the caller's other than the request rate (`EXPORT_QUOTA_EXCEEDED`).
+    /// 429 for a limit of the caller's that frees with time: the request rate
+    /// (`RATE_LIMIT_EXCEEDED`), the exports being made (`EXPORT_QUOTA_EXCEEDED`); `retryAfter`
+    /// and `Retry-After` say when.
     #[error("{message}")]
-    QuotaExceeded {
+    TooManyRequests {
         code: &'static str,
         message: String,
         retry_after_secs: u64,
@@ -171,7 +171,7 @@ impl From<domain::Error> for AppError {
                 code,
                 message,
                 retry_after_secs,
-            } => AppError::QuotaExceeded {
+            } => AppError::TooManyRequests {
                 code,
                 message,
                 retry_after_secs,
@@ -326,16 +326,7 @@ impl AppError {
                     None => "the request body is larger than allowed".to_owned(),
                 },
             ),
-            AppError::RateLimited { retry_after_secs } => {
-                let mut i = ErrorInfo::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "RATE_LIMIT_EXCEEDED",
-                    "too many requests",
-                );
-                i.retry_after_secs = Some(*retry_after_secs);
-                i
-            }
-            AppError::QuotaExceeded {
+            AppError::TooManyRequests {
                 code,
                 message,
                 retry_after_secs,

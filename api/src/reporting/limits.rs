@@ -168,7 +168,9 @@ pub async fn enforce(req: Request, next: Next) -> Response {
         return next.run(req).await;
     };
     if !decision.allowed {
-        let mut res = AppError::RateLimited {
+        let mut res = AppError::TooManyRequests {
+            code: "RATE_LIMIT_EXCEEDED",
+            message: "too many requests".to_owned(),
             retry_after_secs: decision.wait_secs,
         }
         .into_response();
