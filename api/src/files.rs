@@ -9,7 +9,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use domain::{
-    documents::StoredContent,
+    management::documents::StoredContent,
     storage::{ObjectStream, StoragePath},
 };
 

@@ -24,7 +24,7 @@ pub struct Shared {
     /// The last requests and per-route statistics (`/api/docs/monitoring`).
     pub monitor: Monitor,
     /// Management's villa reads by id and list page, batched across concurrent requests.
-    pub villa_reads: domain::villas::VillaReads,
+    pub villa_reads: domain::management::villas::VillaReads,
     /// The PMS, which the reporting health probes (at most once a minute across replicas);
     /// `None` when `PMS_CLIENT_ID` and `PMS_CLIENT_SECRET` are not set.
     pub pms: Option<jobs::pms::PmsClient>,
@@ -64,7 +64,7 @@ impl Shared {
             cipher,
             store: DocumentStore::from_settings(&core),
             monitor: Monitor::new(api.slow_request),
-            villa_reads: domain::villas::VillaReads::new(pool.clone()),
+            villa_reads: domain::management::villas::VillaReads::new(pool.clone()),
             pool,
             core,
             api,

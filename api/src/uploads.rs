@@ -2,7 +2,7 @@
 //! multipart): the record and its bytes are written to Postgres and the storage jobs enqueued in
 //! one transaction, then pushed to their queues. The answer does not wait for the document store.
 
-use domain::{
+use domain::management::{
     documents::{self, NewDocument, VillaLock},
     photos::{self, NewPhoto},
 };

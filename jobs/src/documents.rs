@@ -30,7 +30,7 @@ impl Job for CreateVillaTree {
 
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
         let Some(folder) =
-            domain::documents::villa_storage_folder(&ctx.pool, self.villa_id).await?
+            domain::management::documents::villa_storage_folder(&ctx.pool, self.villa_id).await?
         else {
             // The villa was deleted before its tree was made: nothing to do.
             return Ok(json!({"skipped": "villa no longer exists or has no folder"}));
@@ -39,7 +39,8 @@ impl Job for CreateVillaTree {
         for f in &folders {
             ctx.services.store.create_folder(f).await?;
         }
-        domain::documents::set_storage_base_path(&ctx.pool, self.villa_id, &folder).await?;
+        domain::management::documents::set_storage_base_path(&ctx.pool, self.villa_id, &folder)
+            .await?;
         Ok(json!({"storageBasePath": folder.as_str(), "folders": folders.len()}))
     }
 }
@@ -81,7 +82,7 @@ impl Job for StoreDocument {
     const BACKOFF_BASE: Duration = Duration::from_millis(250);
 
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
-        let doc = domain::documents::pending(&ctx.pool, self.document_id).await?;
+        let doc = domain::management::documents::pending(&ctx.pool, self.document_id).await?;
         let Some(doc) = doc else {
             return Ok(json!({"skipped": "document deleted before it was stored"}));
         };
@@ -100,7 +101,8 @@ impl Job for StoreDocument {
             })?;
         let len = content.len();
         let stored = ctx.services.store.put(&path, content.into()).await?;
-        let kept = domain::documents::mark_stored(&ctx.pool, self.document_id, &stored).await?;
+        let kept = domain::management::documents::mark_stored(&ctx.pool, self.document_id, &stored)
+            .await?;
         if !kept {
             // Deleted while it was being stored: what was just written must not stay behind.
             ctx.services.store.delete(&path).await?;
@@ -125,13 +127,14 @@ impl Job for StorePhoto {
     const BACKOFF_BASE: Duration = Duration::from_millis(250);
 
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
-        let Some(mut photo) = domain::photos::pending(&ctx.pool, self.photo_id).await? else {
+        let Some(mut photo) = domain::management::photos::pending(&ctx.pool, self.photo_id).await?
+        else {
             return Ok(json!({"skipped": "photo deleted before it was stored"}));
         };
         if !photo.tree_ready {
             return Err(tree_not_ready(&ctx, photo.villa_id).await);
         }
-        let path = domain::photos::stored_path(&photo).ok_or_else(|| {
+        let path = domain::management::photos::stored_path(&photo).ok_or_else(|| {
             JobError::fatal(format!(
                 "stored path {:?} is not a storage path",
                 photo.storage_path
@@ -148,7 +151,7 @@ impl Job for StorePhoto {
         }
         let len = content.len();
         let stored = ctx.services.store.put(&path, content.into()).await?;
-        domain::photos::mark_stored(&ctx.pool, self.photo_id, &stored).await?;
+        domain::management::photos::mark_stored(&ctx.pool, self.photo_id, &stored).await?;
         Ok(json!({"storagePath": path.as_str(), "bytes": len}))
     }
 }
@@ -233,7 +236,7 @@ impl Job for DeleteStoredFile {
             .ok_or_else(|| JobError::fatal(format!("{:?} is not a file of a villa", self.path)))?;
         // The path was freed when its record went, and a later upload of the same name (in any
         // case: one item on SharePoint) may have taken it while this job waited: its file stays.
-        if domain::documents::storage_path_in_use(&ctx.pool, &path).await? {
+        if domain::management::documents::storage_path_in_use(&ctx.pool, &path).await? {
             return Ok(
                 json!({"skipped": "the path belongs to a newer upload", "path": path.as_str()}),
             );

@@ -20,7 +20,8 @@ impl Job for MakeThumbnail {
     const QUEUE: Queue = Queue::Media;
 
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
-        let Some(photo) = domain::photos::pending(&ctx.pool, self.photo_id).await? else {
+        let Some(photo) = domain::management::photos::pending(&ctx.pool, self.photo_id).await?
+        else {
             return Ok(json!({"skipped": "photo deleted"}));
         };
         if photo.has_thumbnail {
@@ -29,7 +30,7 @@ impl Job for MakeThumbnail {
         let bytes = match photo.pending_content {
             Some(b) => b,
             None => {
-                let path = domain::photos::stored_path(&photo)
+                let path = domain::management::photos::stored_path(&photo)
                     .ok_or_else(|| JobError::fatal("malformed storage path"))?;
                 ctx.services.store.get(&path).await?.ok_or_else(|| {
                     JobError::retry("the photo is in neither the database nor the store yet")
@@ -41,7 +42,8 @@ impl Job for MakeThumbnail {
                 .await
                 .map_err(|e| JobError::retry(format!("thumbnail task: {e}")))?
                 .map_err(|e| JobError::fatal(e.to_string()))?;
-        domain::photos::set_thumbnail(&ctx.pool, self.photo_id, &thumb, width, height).await?;
+        domain::management::photos::set_thumbnail(&ctx.pool, self.photo_id, &thumb, width, height)
+            .await?;
         Ok(json!({"thumbnailBytes": thumb.len(), "width": width, "height": height}))
     }
 }

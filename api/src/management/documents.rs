@@ -5,7 +5,7 @@
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
-    documents::{self, NewDocument},
+    management::documents::{self, NewDocument},
     storage::DocumentType,
 };
 use jobs::{Job, documents::DeleteStoredFile};
@@ -26,7 +26,7 @@ use crate::{
 /// has put the file in the document store, then STORED.
 #[utoipa::path(get, operation_id = "management_documents_list", path = "/management/villas/{villaId}/documents", tag = "management",
     params(("villaId" = Uuid, Path), PageQuery),
-    responses((status = 200, body = Page<domain::documents::DocumentView>)))]
+    responses((status = 200, body = Page<domain::management::documents::DocumentView>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -60,14 +60,14 @@ pub struct DocumentForm {
 /// once with the record and its final `storagePath`; the documents worker stores the file.
 #[utoipa::path(post, operation_id = "management_documents_upload", path = "/management/villas/{villaId}/documents", tag = "management",
     params(("villaId" = Uuid, Path)), request_body(content = DocumentForm, content_type = "multipart/form-data"),
-    responses((status = 201, body = domain::documents::DocumentView)))]
+    responses((status = 201, body = domain::management::documents::DocumentView)))]
 pub async fn upload(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
     ApiMultipart(mut multipart): ApiMultipart,
 ) -> Result<(StatusCode, Json<Value>), AppError> {
     // An unknown villa is answered before its upload is read.
-    domain::villas::ensure_exists(&mut *state.pool.acquire().await?, villa_id).await?;
+    domain::management::villas::ensure_exists(&mut *state.pool.acquire().await?, villa_id).await?;
     let max = state.api.upload_max_bytes;
     let mut problems = Problems::new();
     let form = Form::read(&mut multipart, &["file"], 1, max, &mut problems).await?;

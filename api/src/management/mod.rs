@@ -49,7 +49,7 @@ pub use crate::paging::{Items, Page, PageQuery};
 
 crate::computed_schema!(
     /// An owner as the management surface shows it (from the owner field table).
-    ManagementOwner => domain::owners::owner_schema()
+    ManagementOwner => domain::management::owners::owner_schema()
 );
 
 /// 201 with the created record.

@@ -25,7 +25,7 @@ pub async fn list(
     ApiPath(villa_id): ApiPath<Uuid>,
 ) -> Result<Json<Items<Value>>, AppError> {
     let mut conn = state.pool.acquire().await?;
-    domain::villas::ensure_exists(&mut conn, villa_id).await?;
+    domain::management::villas::ensure_exists(&mut conn, villa_id).await?;
     Ok(Json(Items {
         data: records::ota_credentials(&mut conn, villa_id).await?,
     }))

@@ -6,7 +6,7 @@ use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
-    owners::{self, OwnerFilter},
+    management::owners::{self, OwnerFilter},
 };
 use serde::Deserialize;
 use serde_json::Value;

@@ -4,8 +4,9 @@
 
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
-    Problems, media,
-    photos::{self, NewPhoto},
+    Problems,
+    management::photos::{self, NewPhoto},
+    media,
     storage::PhotoCategory,
 };
 use serde_json::{Value, json};
@@ -27,7 +28,7 @@ const MAX_PHOTOS: usize = 20;
 /// The villa's photos: the cover photo first, then by category and order.
 #[utoipa::path(get, operation_id = "management_photos_list", path = "/management/villas/{villaId}/photos", tag = "management",
     params(("villaId" = Uuid, Path), PageQuery),
-    responses((status = 200, body = Page<domain::photos::PhotoView>)))]
+    responses((status = 200, body = Page<domain::management::photos::PhotoView>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
@@ -66,14 +67,14 @@ pub struct PhotoForm {
 /// documents worker stores them and the media worker makes their thumbnails.
 #[utoipa::path(post, operation_id = "management_photos_upload", path = "/management/villas/{villaId}/photos", tag = "management",
     params(("villaId" = Uuid, Path)), request_body(content = PhotoForm, content_type = "multipart/form-data"),
-    responses((status = 201, body = super::Items<domain::photos::PhotoView>)))]
+    responses((status = 201, body = super::Items<domain::management::photos::PhotoView>)))]
 pub async fn upload(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
     ApiMultipart(mut multipart): ApiMultipart,
 ) -> Result<(StatusCode, Json<Value>), AppError> {
     // An unknown villa is answered before its upload is read.
-    domain::villas::ensure_exists(&mut *state.pool.acquire().await?, villa_id).await?;
+    domain::management::villas::ensure_exists(&mut *state.pool.acquire().await?, villa_id).await?;
     let max = state.api.upload_max_bytes;
     let mut problems = Problems::new();
     let form = Form::read(
@@ -152,7 +153,7 @@ pub async fn upload(
 /// the same transaction. Answers the photo.
 #[utoipa::path(patch, operation_id = "management_photos_set_cover", path = "/management/photos/{id}/cover", tag = "management",
     params(("id" = Uuid, Path)),
-    responses((status = 200, body = domain::photos::PhotoView)))]
+    responses((status = 200, body = domain::management::photos::PhotoView)))]
 pub async fn set_cover(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,

@@ -5,8 +5,8 @@ use crate::paging::{JsonPageAnswer, PageQuery};
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
+    management::staff::{self, Assignment, StaffFilter},
     record::members,
-    staff::{self, Assignment, StaffFilter},
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -34,7 +34,7 @@ pub struct StaffListQuery {
 
 /// Lists staff, newest first, each with their villa assignments.
 #[utoipa::path(get, operation_id = "management_staff_list", path = "/management/staff", tag = "management", params(PageQuery, StaffListQuery),
-    responses((status = 200, body = super::Page<domain::staff::StaffView>)))]
+    responses((status = 200, body = super::Page<domain::management::staff::StaffView>)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(paging): ApiQuery<PageQuery>,
@@ -57,7 +57,7 @@ pub async fn list(
 
 /// One staff member, with their villa assignments.
 #[utoipa::path(get, operation_id = "management_staff_get", path = "/management/staff/{id}", tag = "management", params(("id" = Uuid, Path)),
-    responses((status = 200, body = domain::staff::StaffView)))]
+    responses((status = 200, body = domain::management::staff::StaffView)))]
 pub async fn get(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -69,7 +69,7 @@ pub async fn get(
 /// Creates a staff member.
 #[utoipa::path(post, operation_id = "management_staff_create", path = "/management/staff", tag = "management",
     request_body = StaffCreate,
-    responses((status = 201, body = domain::staff::StaffView)))]
+    responses((status = 201, body = domain::management::staff::StaffView)))]
 pub async fn create(
     State(state): State<AppState>,
     ApiJson(body): ApiJson<Object>,
@@ -89,7 +89,7 @@ pub async fn create(
 /// themselves count against the same day as hours logged for them.
 #[utoipa::path(patch, operation_id = "management_staff_update", path = "/management/staff/{id}", tag = "management",
     params(("id" = Uuid, Path)), request_body = StaffUpdate,
-    responses((status = 200, body = domain::staff::StaffView)))]
+    responses((status = 200, body = domain::management::staff::StaffView)))]
 pub async fn update(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<Uuid>,
@@ -109,8 +109,8 @@ pub async fn update(
 /// updated). Unknown villa or staff member: 404.
 #[utoipa::path(post, operation_id = "management_villa_staff_assign", path = "/management/villas/{villaId}/staff", tag = "management",
     params(("villaId" = Uuid, Path)), request_body = AssignmentBody,
-    responses((status = 201, body = domain::staff::AssignmentView, description = "Assigned"),
-        (status = 200, body = domain::staff::AssignmentView, description = "The assignment was updated"),
+    responses((status = 201, body = domain::management::staff::AssignmentView, description = "Assigned"),
+        (status = 200, body = domain::management::staff::AssignmentView, description = "The assignment was updated"),
         (status = 404, description = "No such villa or staff member")))]
 pub async fn assign(
     State(state): State<AppState>,
@@ -158,13 +158,13 @@ pub async fn assign(
 /// The villa's team: everyone assigned to it, with their role there.
 #[utoipa::path(get, operation_id = "management_villa_staff_list", path = "/management/villas/{villaId}/staff", tag = "management",
     params(("villaId" = Uuid, Path)),
-    responses((status = 200, body = Items<domain::staff::TeamMemberView>)))]
+    responses((status = 200, body = Items<domain::management::staff::TeamMemberView>)))]
 pub async fn team(
     State(state): State<AppState>,
     ApiPath(villa_id): ApiPath<Uuid>,
 ) -> Result<Json<Items<Value>>, AppError> {
     let mut conn = state.pool.acquire().await?;
-    domain::villas::ensure_exists(&mut conn, villa_id).await?;
+    domain::management::villas::ensure_exists(&mut conn, villa_id).await?;
     Ok(Json(Items {
         data: staff::team_of_villa(&mut conn, villa_id).await?,
     }))
@@ -195,7 +195,7 @@ crate::computed_schema!(
     /// A new staff member (`role` is accepted for `defaultRole`); the phone is stored in E.164
     /// form.
     StaffCreate => domain::record::json_schema(
-        domain::staff::STAFF_FIELDS,
+        domain::management::staff::STAFF_FIELDS,
         domain::record::SchemaUse::Create,
     )
 );
@@ -207,7 +207,7 @@ crate::computed_schema!(
         "required": ["staffId"],
         "properties": {
             "staffId": {"type": "string", "format": "uuid"},
-            "role": {"type": ["string", "null"], "enum": domain::staff::STAFF_ROLES.iter().map(|r| serde_json::Value::from(*r)).chain([serde_json::Value::Null]).collect::<Vec<_>>()},
+            "role": {"type": ["string", "null"], "enum": domain::management::staff::STAFF_ROLES.iter().map(|r| serde_json::Value::from(*r)).chain([serde_json::Value::Null]).collect::<Vec<_>>()},
             "isPrimary": {"type": ["boolean", "null"], "description": "Default false."},
         },
     })
@@ -216,7 +216,7 @@ crate::computed_schema!(
 crate::computed_schema!(
     /// A change to a staff member: any subset of its fields.
     StaffUpdate => domain::record::json_schema(
-        domain::staff::STAFF_FIELDS,
+        domain::management::staff::STAFF_FIELDS,
         domain::record::SchemaUse::Patch,
     )
 );

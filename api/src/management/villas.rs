@@ -5,8 +5,8 @@ use crate::paging::PageQuery;
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
+    management::villas::{self, VillaDetail, VillaFilter, VillaInput, VillaListItem, VillaStatus},
     pagination::Pagination,
-    villas::{self, VillaDetail, VillaFilter, VillaInput, VillaListItem, VillaStatus},
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};

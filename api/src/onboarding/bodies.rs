@@ -1,21 +1,23 @@
 //! The request bodies and answers of the onboarding surface as the OpenAPI document describes
 //! them. Record bodies and answers are computed from the field tables that check and render them
 //! (`domain::record::json_schema`); the lists the wizard checks by hand describe themselves beside
-//! their parsers (`domain::staff::team_member_schema`, ...). Every answer the tests receive is
-//! validated against these (tests/src/openapi_check.rs).
+//! their parsers (`domain::management::staff::team_member_schema`, ...). Every answer the tests
+//! receive is validated against these (tests/src/openapi_check.rs).
 
 use chrono::{DateTime, Utc};
 use domain::{
-    documents::DocumentView,
-    facilities::{self, FacilityView},
+    management::{
+        documents::DocumentView,
+        photos::PhotoView,
+        staff::{self, TeamMemberView},
+    },
     onboarding::{
         Progress,
+        facilities::{self, FacilityView},
         records::{self, BANK_FIELDS, CONTRACT_FIELDS, OWNER_FIELDS, VILLA_FIELDS},
         schemas,
     },
-    photos::PhotoView,
     record::{SchemaUse, json_schema, with_members},
-    staff::{self, TeamMemberView},
 };
 use serde::Serialize;
 use serde_json::{Value, json};

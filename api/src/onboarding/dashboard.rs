@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use domain::{
-    dashboard::{self, views},
+    onboarding::dashboard::{self, views},
     pagination::Pagination,
 };
 use serde_json::json;

@@ -9,10 +9,10 @@ use crate::{error::AppError, state::AppState};
 /// Counts of records that break the model's rules; each should be 0 (the `...Awaiting...` and
 /// `...WithoutThumbnail` counts are work the workers have not finished yet).
 #[utoipa::path(get, path = "/api/debug/check-data", tag = "internal",
-    responses((status = 200, body = Answer<DataMessage<domain::dashboard::views::IntegrityChecks>>)))]
+    responses((status = 200, body = Answer<DataMessage<domain::onboarding::dashboard::views::IntegrityChecks>>)))]
 pub async fn check_data(State(state): State<AppState>) -> Result<Reply, AppError> {
     Ok(Reply::data(
-        domain::dashboard::integrity(&state.pool).await?,
+        domain::onboarding::dashboard::integrity(&state.pool).await?,
         "integrity checks",
     ))
 }

@@ -7,7 +7,7 @@ use axum::{
 };
 use domain::{
     Problems,
-    documents::{self, DocumentView, NewDocument},
+    management::documents::{self, DocumentView, NewDocument},
     storage::{DocumentType, SafeName},
 };
 use serde_json::Value;

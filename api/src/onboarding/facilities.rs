@@ -4,7 +4,7 @@ use axum::{
     extract::State,
     response::{IntoResponse, Response},
 };
-use domain::facilities;
+use domain::onboarding::facilities;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 

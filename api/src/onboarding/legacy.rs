@@ -166,7 +166,7 @@ pub async fn basic_info_start(
 
 /// As `POST /api/documents/upload`.
 #[utoipa::path(post, path = "/api/onboarding/documents/upload", tag = "onboarding-legacy", request_body = bodies::DocumentUploadBody,
-    responses((status = 201, body = Answer<DataMessage<domain::documents::DocumentView>>), (status = 404, description = "No such villa")))]
+    responses((status = 201, body = Answer<DataMessage<domain::management::documents::DocumentView>>), (status = 404, description = "No such villa")))]
 pub async fn documents_upload(
     State(state): State<AppState>,
     UploadJson(body): UploadJson<Object>,
@@ -176,7 +176,7 @@ pub async fn documents_upload(
 
 /// As `POST /api/photos/upload`.
 #[utoipa::path(post, path = "/api/onboarding/photos/upload", tag = "onboarding-legacy", request_body = bodies::PhotoUploadBody,
-    responses((status = 201, body = Answer<DataMessage<domain::photos::PhotoView>>), (status = 404, description = "No such villa")))]
+    responses((status = 201, body = Answer<DataMessage<domain::management::photos::PhotoView>>), (status = 404, description = "No such villa")))]
 pub async fn photos_upload(
     State(state): State<AppState>,
     UploadJson(body): UploadJson<Object>,

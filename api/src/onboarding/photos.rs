@@ -7,8 +7,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use domain::{
-    Problems, media,
-    photos::{self, NewPhoto, PhotoView},
+    Problems,
+    management::photos::{self, NewPhoto, PhotoView},
+    media,
     record::members,
     storage::PhotoCategory,
 };

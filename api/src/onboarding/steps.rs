@@ -8,13 +8,13 @@
 //! list is optional: without it the stored list is left as it is.
 
 use domain::{
-    Problems, facilities,
+    Problems,
+    management::staff,
     onboarding::{
-        Progress, Step, progress,
+        Progress, Step, facilities, progress,
         records::{self, OtaCredentialInput},
     },
     record::Patch,
-    staff,
 };
 use serde_json::Value;
 use uuid::Uuid;

@@ -12,7 +12,7 @@ pub mod properties;
 pub mod reports;
 pub mod transfers;
 
-pub const CONDITIONS: &[&str] = crate::facilities::CONDITIONS;
+pub const CONDITIONS: &[&str] = crate::onboarding::facilities::CONDITIONS;
 
 pub const UNITS: &[&str] = &[
     "EACH", "PAIR", "SET", "BOX", "PACK", "ROLL", "BOTTLE", "LITER", "KG", "METER",

@@ -7,7 +7,7 @@ use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 
 /// 404 naming the property when no villa has this id.
 pub async fn ensure_exists(conn: &mut PgConnection, id: uuid::Uuid) -> Result<()> {
-    crate::villas::ensure_exists(conn, id)
+    crate::management::villas::ensure_exists(conn, id)
         .await
         .map_err(|e| match e {
             crate::Error::NotFound(_) => crate::Error::NotFound("property"),

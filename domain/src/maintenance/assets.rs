@@ -54,7 +54,7 @@ pub fn check_dates(patch: &Patch, problems: &mut crate::Problems) {
 
 pub async fn create(conn: &mut PgConnection, patch: &Patch) -> Result<Uuid> {
     let villa_id = patch.uuid("villa_id").ok_or(Error::NotFound("villa"))?;
-    crate::villas::ensure_exists(conn, villa_id).await?;
+    crate::management::villas::ensure_exists(conn, villa_id).await?;
     let id = Uuid::now_v7();
     sqlx::query(
         "INSERT INTO assets (id, villa_id, name, category, brand, model, serial_number, location, purchase_date,

@@ -65,7 +65,7 @@ pub async fn report(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<
     let villa_id: Uuid = text(patch, "villa_id")
         .and_then(|s| s.parse().ok())
         .ok_or(Error::NotFound("villa"))?;
-    crate::villas::ensure_exists(conn, villa_id).await?;
+    crate::management::villas::ensure_exists(conn, villa_id).await?;
     let severity = text(patch, "severity").unwrap_or("HIGH");
     let description = text(patch, "description").unwrap_or_default();
     let work_order = Uuid::now_v7();

@@ -107,8 +107,12 @@ pub async fn insert(conn: &mut PgConnection, note: &NewFieldNote, by: &str) -> R
         return Ok(id);
     };
     let folder = field_notes_folder(
-        &crate::documents::ensure_villa_folder(conn, villa, crate::documents::VillaLock::Shared)
-            .await?,
+        &crate::management::documents::ensure_villa_folder(
+            conn,
+            villa,
+            crate::management::documents::VillaLock::Shared,
+        )
+        .await?,
     );
     for candidate in name.candidates(id) {
         let path = folder.child(&candidate);
@@ -190,7 +194,10 @@ pub async fn list(
 }
 
 /// A note's file as the bytes route serves it (`None`: no such note, or a TEXT note).
-pub async fn content(pool: &PgPool, id: Uuid) -> Result<Option<crate::documents::StoredContent>> {
+pub async fn content(
+    pool: &PgPool,
+    id: Uuid,
+) -> Result<Option<crate::management::documents::StoredContent>> {
     #[derive(sqlx::FromRow)]
     struct Row {
         file_name: Option<String>,
@@ -205,7 +212,7 @@ pub async fn content(pool: &PgPool, id: Uuid) -> Result<Option<crate::documents:
     .fetch_optional(pool)
     .await?;
     Ok(row.and_then(|r| {
-        Some(crate::documents::StoredContent {
+        Some(crate::management::documents::StoredContent {
             file_name: r.file_name?,
             mime_type: r.mime_type?,
             storage_path: r.storage_path?,

@@ -31,7 +31,7 @@ pub const CATEGORIES: &[&str] = &[
 pub const PRIORITIES: &[&str] = &["LOW", "MEDIUM", "HIGH", "URGENT"];
 
 /// The platform's one condition set (facilities, stock items, assets).
-pub const CONDITIONS: &[&str] = crate::facilities::CONDITIONS;
+pub const CONDITIONS: &[&str] = crate::onboarding::facilities::CONDITIONS;
 
 /// `assigneeType`: a staff member of `/management/staff`, or a vendor.
 pub const ASSIGNEE_TYPES: &[&str] = &["TECHNICIAN", "VENDOR"];

@@ -91,7 +91,7 @@ pub async fn log(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uui
         villa = Some(order_villa);
     }
     let villa = villa.ok_or(Error::NotFound("villa"))?;
-    crate::villas::ensure_exists(conn, villa).await?;
+    crate::management::villas::ensure_exists(conn, villa).await?;
     let staff = match patch.uuid("staff_id") {
         Some(staff) => {
             let found: Option<bool> = sqlx::query_scalar("SELECT true FROM staff WHERE id = $1")

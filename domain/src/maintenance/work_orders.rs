@@ -57,7 +57,7 @@ pub const UPDATE_FIELDS: &[FieldSpec] = &[
 /// (400 on `assetId`).
 pub async fn create(conn: &mut PgConnection, patch: &Patch, by: &str) -> Result<Uuid> {
     let villa_id = patch.uuid("villa_id").ok_or(Error::NotFound("villa"))?;
-    crate::villas::ensure_exists(conn, villa_id).await?;
+    crate::management::villas::ensure_exists(conn, villa_id).await?;
     if let Some(asset_id) = patch.uuid("asset_id") {
         check_asset_of_villa(conn, asset_id, villa_id).await?;
     }

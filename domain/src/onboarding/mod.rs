@@ -1,6 +1,8 @@
 //! The onboarding wizard: its progress record and the records its steps write, and the views the
 //! onboarding API shows of a villa.
 
+pub mod dashboard;
+pub mod facilities;
 pub mod progress;
 pub mod records;
 
@@ -46,7 +48,7 @@ pub mod schemas {
             json_schema(VILLA_FIELDS, SchemaUse::Answer),
             json!({
                 "id": {"type": "string", "format": "uuid"},
-                "status": {"type": "string", "enum": crate::villas::LIFECYCLE_STATES, "description": "The villa's lifecycle state."},
+                "status": {"type": "string", "enum": crate::management::villas::LIFECYCLE_STATES, "description": "The villa's lifecycle state."},
                 "isActive": {"type": "boolean"},
                 "ownerId": {"type": ["string", "null"], "format": "uuid"},
                 "storageBasePath": {"type": ["string", "null"]},
@@ -146,10 +148,10 @@ pub async fn villa_bundle(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
         "contractualDetails": stored.contract.as_ref().map(|c| records::render_villa_record(CONTRACT_FIELDS, c)),
         "bankDetails": stored.bank.as_ref().map(|b| records::render_villa_record(BANK_FIELDS, b)),
         "otaCredentials": records::ota_credentials(conn, id).await?,
-        "documents": crate::documents::of_villa(conn, id).await?,
-        "staff": crate::staff::team_of_villa(conn, id).await?,
-        "facilities": crate::facilities::of_villa(conn, id).await?,
-        "photos": crate::photos::of_villa(conn, id).await?,
+        "documents": crate::management::documents::of_villa(conn, id).await?,
+        "staff": crate::management::staff::team_of_villa(conn, id).await?,
+        "facilities": crate::onboarding::facilities::of_villa(conn, id).await?,
+        "photos": crate::management::photos::of_villa(conn, id).await?,
         "onboarding": onboarding,
     }))
 }
@@ -174,7 +176,7 @@ pub async fn delete_villa(
     if expected.is_some_and(|e| e != version) {
         return Err(Error::PreconditionFailed);
     }
-    crate::villas::refuse_if_in_use(conn, id).await?;
+    crate::management::villas::refuse_if_in_use(conn, id).await?;
     let (folder, owner): (Option<String>, Option<Uuid>) =
         sqlx::query_as("DELETE FROM villas WHERE id = $1 RETURNING storage_folder, owner_id")
             .bind(id)

@@ -12,10 +12,11 @@ use crate::crypto::FieldCipher;
 use crate::record::{FieldSpec, Kind, Patch, bytea_hex, field, parse_patch, render, required};
 use crate::{Error, Problems, Result};
 
-// The villa's and the owner's own fields and writes live with them (`crate::villas`,
-// `crate::owners`), which the wizard's steps 1 and 2 use: named here too, as the steps' records.
-pub use crate::owners::{OWNER_FIELDS, OWNER_TYPES};
-pub use crate::villas::{
+// The villa's and the owner's own fields and writes live with them
+// (`crate::management::villas`, `crate::management::owners`), which the wizard's steps 1 and 2
+// use: named here too, as the steps' records.
+pub use crate::management::owners::{OWNER_FIELDS, OWNER_TYPES};
+pub use crate::management::villas::{
     PROPERTY_TYPES, VILLA_FIELDS, VILLA_STYLES, create_villa, insert_villa, map_villa_aliases,
     update_villa,
 };
@@ -173,7 +174,7 @@ pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch
         return Err(Error::NotFound("villa"));
     };
     if let Some(owner_id) = linked {
-        crate::owners::update(conn, owner_id, patch).await?;
+        crate::management::owners::update(conn, owner_id, patch).await?;
         return Ok(owner_id);
     }
     let mut patch = patch.clone();
@@ -182,7 +183,7 @@ pub async fn upsert_owner(conn: &mut PgConnection, villa_id: Uuid, patch: &Patch
             .columns
             .insert("owner_type".into(), json!("INDIVIDUAL"));
     }
-    let owner_id = crate::owners::create(conn, &patch, Some(villa_id)).await?;
+    let owner_id = crate::management::owners::create(conn, &patch, Some(villa_id)).await?;
     sqlx::query(
         "UPDATE villas SET owner_id = $2, version = version + 1, updated_at = now() WHERE id = $1",
     )
@@ -525,7 +526,7 @@ pub async fn add_ota_credential(
     villa_id: Uuid,
     patch: &Patch,
 ) -> Result<Value> {
-    crate::villas::ensure_exists(conn, villa_id).await?;
+    crate::management::villas::ensure_exists(conn, villa_id).await?;
     Ok(sqlx::query_scalar(concat!(
         "INSERT INTO ota_credentials (id, villa_id, platform, property_id, username, password_encrypted, listing_url, is_active)
          SELECT $1, $2, platform, property_id, username, password_encrypted, listing_url,

@@ -8,17 +8,19 @@
 //!
 //! Absent means "leave as is"; `null` or an empty string means "clear".
 //!
-//! By what it does: [`fields`] (the tables, patches and rendering), [`values`] (reading and
-//! checking one value of each kind), [`schema`] (the OpenAPI schemas derived from the tables),
-//! [`members`] (members of objects checked by hand).
+//! By what it does: [`spec`] (the field tables), [`values`] (reading and checking one value of
+//! each kind), [`patch`] (a request's patch and the rendering of stored rows), [`schema`] (the
+//! OpenAPI schemas derived from the tables), [`members`] (members of objects checked by hand).
 
-pub mod fields;
 pub mod members;
+pub mod patch;
 pub mod schema;
+pub mod spec;
 pub mod values;
 
-pub use fields::*;
+pub use patch::*;
 pub use schema::*;
+pub use spec::*;
 pub use values::*;
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::fields::{FieldSpec, Kind};
+use super::spec::{FieldSpec, Kind};
 use super::values::AMOUNT_MAX;
 
 /// How a record's fields are described in the OpenAPI document.

@@ -5,8 +5,7 @@ use chrono::{Datelike as _, NaiveDate};
 use rust_decimal::Decimal;
 use serde_json::Value;
 
-use super::fields::{FieldSpec, Kind, Patch};
-use crate::Problems;
+use super::spec::{FieldSpec, Kind};
 
 /// The years every date and timestamp field accepts. Postgres has no year 0 (0000-01-01 is
 /// refused as out of range) and a date of year 10000 is past what any record of the company
@@ -308,25 +307,6 @@ pub fn e164(raw: &str) -> Option<String> {
     let digits: String = rest.chars().filter(char::is_ascii_digit).collect();
     let ok = (8..=15).contains(&digits.len()) && !digits.starts_with('0');
     ok.then(|| format!("+{digits}"))
-}
-
-/// Rewrites the patch's phone columns (`(json name, column)`) in E.164 form; one that cannot be
-/// is recorded as a problem.
-pub fn to_e164(patch: &mut Patch, phones: &[(&str, &str)], problems: &mut Problems) {
-    for (name, column) in phones {
-        if let Some(Value::String(raw)) = patch.columns.get(*column) {
-            match e164(raw) {
-                Some(normal) => {
-                    patch.columns.insert((*column).into(), Value::String(normal));
-                }
-                None => problems.push(
-                    *name,
-                    "invalid_format",
-                    "must be an international (E.164) number: + then the country code and number, 8 to 15 digits",
-                ),
-            }
-        }
-    }
 }
 
 pub fn is_http_url(s: &str) -> bool {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use domain::documents::{NewDocument, insert_pending};
+use domain::management::documents::{NewDocument, insert_pending};
 use domain::storage::{DocumentType, SafeName, StoragePath, villa_tree};
 use jobs::{
     Job, JobQueues, JobRegistry,

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use domain::documents::{NewDocument, insert_pending};
+use domain::management::documents::{NewDocument, insert_pending};
 use domain::settings::StorageBackend;
 use domain::storage::sharepoint::{MAX_THROTTLE_WAIT, TOKEN_MARGIN};
 use domain::storage::{

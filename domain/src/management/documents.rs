@@ -293,7 +293,7 @@ pub async fn page_of_villa(
     villa_id: Uuid,
     page: crate::pagination::PageRequest,
 ) -> Result<(Vec<serde_json::Value>, i64)> {
-    crate::villas::ensure_exists(conn, villa_id).await?;
+    crate::management::villas::ensure_exists(conn, villa_id).await?;
     let rows = sqlx::query_scalar(concat!(
         "SELECT ",
         document_json!(),

@@ -266,7 +266,10 @@ pub async fn list(
     filter: &OwnerFilter,
     page: PageRequest,
 ) -> Result<(Vec<Value>, i64)> {
-    let search = filter.search.as_deref().map(crate::villas::like_pattern);
+    let search = filter
+        .search
+        .as_deref()
+        .map(crate::management::villas::like_pattern);
     let rows: Vec<Value> = sqlx::query_scalar(concat!(
         "SELECT ",
         owner_row!(),

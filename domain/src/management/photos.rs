@@ -5,7 +5,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::documents::StoredContent;
+use crate::management::documents::StoredContent;
 use crate::storage::{PhotoCategory, SafeName, StoragePath, photo_folder};
 use crate::{Error, Result};
 
@@ -176,7 +176,7 @@ pub async fn page_of_villa(
     villa_id: Uuid,
     page: crate::pagination::PageRequest,
 ) -> Result<(Vec<Value>, i64)> {
-    crate::villas::ensure_exists(conn, villa_id).await?;
+    crate::management::villas::ensure_exists(conn, villa_id).await?;
     let rows = sqlx::query_scalar(concat!(
         "SELECT ",
         photo_json!(),

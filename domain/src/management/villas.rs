@@ -29,7 +29,7 @@ pub const VILLA_STYLES: &[&str] = &[
 
 /// A villa field table: the given fields, then the villa's optional details, which are the same
 /// under both surfaces' names (onboarding's [`VILLA_FIELDS`], management's
-/// `crate::villas::FIELDS`).
+/// `crate::management::villas::FIELDS`).
 macro_rules! villa_fields {
     ($($head:expr),* $(,)?) => {
         &[

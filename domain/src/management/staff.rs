@@ -437,7 +437,7 @@ impl StaffFilter {
             sql.push(
                 " AND lower(s.first_name || ' ' || coalesce(s.last_name, '') || ' ' || coalesce(s.email, '')) LIKE '%' || ",
             )
-            .push_bind(crate::villas::like_pattern(search))
+            .push_bind(crate::management::villas::like_pattern(search))
             .push(" || '%'");
         }
     }
