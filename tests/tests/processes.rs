@@ -1410,3 +1410,221 @@ fn the_documented_settings_are_the_ones_the_code_reads() {
          in docs/configuration.md, read nowhere: {unread:?}"
     );
 }
+
+/// The modules of a crate's `src/` (`management::villas` for `src/management/villas.rs`, the
+/// folder's name for its `mod.rs`, `""` for `lib.rs`), each with the modules of the same crate
+/// its code names (`crate::a::b`, `use crate::{a, b::c}`, `super::a`), outside comments and test
+/// modules. A folder's `mod.rs` naming its own parts (`pub use part::Item`) is not counted: they
+/// are one module's files.
+fn module_imports(src: &str) -> BTreeMap<String, BTreeSet<String>> {
+    fn idents(text: &str) -> Vec<(usize, &str)> {
+        let mut out = Vec::new();
+        let mut start = None;
+        for (i, c) in text.char_indices() {
+            match (c.is_ascii_alphanumeric() || c == '_', start) {
+                (true, None) => start = Some(i),
+                (false, Some(s)) => {
+                    out.push((s, &text[s..i]));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            out.push((s, &text[s..]));
+        }
+        out
+    }
+    let root = root().join(src);
+    let mut files = vec![root.clone()];
+    let mut modules = BTreeMap::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let relative = path.strip_prefix(&root).unwrap().with_extension("");
+            let mut parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+                parts.pop();
+            }
+            modules.insert(parts.join("::"), path);
+        }
+    }
+    // The longest prefix of `path` (`a::b::Item`) that is a module.
+    let resolve = |path: &[&str]| -> Option<String> {
+        (1..=path.len())
+            .rev()
+            .map(|n| path[..n].join("::"))
+            .find(|m| modules.contains_key(m))
+    };
+    let mut imports = BTreeMap::new();
+    for (module, path) in &modules {
+        let source = std::fs::read_to_string(path).unwrap();
+        let code: String = source
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or_default()
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let parent: Vec<&str> = module.split("::").filter(|s| !s.is_empty()).collect();
+        let parent = &parent[..parent.len().saturating_sub(1)];
+        let words = idents(&code);
+        let mut named = BTreeSet::new();
+        for (n, &(at, word)) in words.iter().enumerate() {
+            let base: Vec<&str> = match word {
+                "crate" => Vec::new(),
+                "super" => parent.to_vec(),
+                _ => continue,
+            };
+            if !code[at + word.len()..].starts_with("::") {
+                continue;
+            }
+            let after = &code[at + word.len() + 2..];
+            if after.starts_with('{') {
+                // `crate::{a::b, c}`: the group's first-level names.
+                let mut depth = 0;
+                let mut expect_name = true;
+                for (i, c) in after.char_indices() {
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            expect_name = true;
+                        }
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        ',' if depth == 1 => expect_name = true,
+                        c if c.is_ascii_alphabetic() && depth == 1 && expect_name => {
+                            let name = idents(&after[i..])[0].1;
+                            let mut path = base.clone();
+                            path.push(name);
+                            named.extend(resolve(&path));
+                            expect_name = false;
+                        }
+                        _ => {}
+                    }
+                }
+            } else {
+                // `crate::a::b::Item`: follow the `::`-joined names.
+                let mut path = base.clone();
+                let mut end = at + word.len();
+                for &(next_at, next) in &words[n + 1..] {
+                    if !code[end..next_at].trim().eq("::") {
+                        break;
+                    }
+                    path.push(next);
+                    end = next_at + next.len();
+                }
+                named.extend(resolve(&path));
+            }
+        }
+        named.retain(|m| {
+            m != module && !(module.is_empty() || m.starts_with(&format!("{module}::")))
+        });
+        imports.insert(module.clone(), named);
+    }
+    imports
+}
+
+/// The circles of imports among `imports`' modules (each a strongly connected set of more than
+/// one module), found by Tarjan's algorithm.
+fn import_circles(imports: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        imports: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, (usize, usize)>,
+        stack: Vec<&'a str>,
+        circles: Vec<Vec<String>>,
+    }
+    impl<'a> Walk<'a> {
+        fn visit(&mut self, module: &'a str) {
+            let n = self.index.len();
+            self.index.insert(module, (n, n));
+            self.stack.push(module);
+            for next in &self.imports[module] {
+                let next = next.as_str();
+                match self.index.get(next).copied() {
+                    None => {
+                        self.visit(next);
+                        let low = self.index[next].1.min(self.index[module].1);
+                        self.index.get_mut(module).unwrap().1 = low;
+                    }
+                    Some((i, _)) if self.stack.contains(&next) => {
+                        let low = i.min(self.index[module].1);
+                        self.index.get_mut(module).unwrap().1 = low;
+                    }
+                    Some(_) => {}
+                }
+            }
+            if self.index[module].0 == self.index[module].1 {
+                let at = self.stack.iter().rposition(|m| *m == module).unwrap();
+                let circle: Vec<String> = self.stack.drain(at..).map(str::to_owned).collect();
+                if circle.len() > 1 {
+                    self.circles.push(circle);
+                }
+            }
+        }
+    }
+    let mut walk = Walk {
+        imports,
+        index: BTreeMap::new(),
+        stack: Vec::new(),
+        circles: Vec::new(),
+    };
+    for module in imports.keys() {
+        if !walk.index.contains_key(module.as_str()) {
+            walk.visit(module);
+        }
+    }
+    walk.circles
+}
+
+/// docs/development.md: the domain's files import each other in no circle, so that each can be
+/// read knowing only what it names; and its surfaces are the API's (`domain/src/<surface>/` for
+/// every `api/src/<surface>/` that has handlers of a surface).
+#[test]
+fn the_domain_has_no_import_circle_and_a_folder_per_surface() {
+    let imports = module_imports("domain/src");
+    assert!(
+        imports.contains_key("management::villas") && imports["onboarding"].contains("record"),
+        "the import reader found the domain's modules and their imports: {:?}",
+        imports.keys().collect::<Vec<_>>()
+    );
+    let circles = import_circles(&imports);
+    assert!(
+        circles.is_empty(),
+        "files of domain/src import each other in a circle: {circles:?}"
+    );
+
+    // The reader finds a circle where there is one.
+    let mut with_circle = imports.clone();
+    with_circle
+        .get_mut("record::values")
+        .unwrap()
+        .insert("record::patch".into());
+    assert_eq!(
+        import_circles(&with_circle).len(),
+        1,
+        "a circle added by hand is found"
+    );
+
+    for surface in [
+        "onboarding",
+        "management",
+        "maintenance",
+        "inventory",
+        "reporting",
+    ] {
+        assert!(
+            root().join("api/src").join(surface).is_dir() && imports.contains_key(surface),
+            "api/src/{surface}/ has no domain/src/{surface}/"
+        );
+    }
+}
