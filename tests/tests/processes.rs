@@ -1344,12 +1344,13 @@ fn scripts_run_stopped_by_sigterm_leaves_no_process_behind() {
 }
 
 /// The variables the code reads, from its source: every quoted name of the form
-/// `UPPER_CASE` outside test modules in the settings (`domain/src/settings.rs`), the S3 store's
-/// AWS options (`domain/src/storage/s3.rs`), the periodic jobs' interval settings (`jobs/src`)
-/// and the environment the workers and the scheduler read themselves (`workers/src`).
+/// `UPPER_CASE` outside test modules in the settings (every file of `domain/src/settings/`, one
+/// per concern), the S3 store's AWS options (`domain/src/storage/s3.rs`), the periodic jobs'
+/// interval settings (`jobs/src`) and the environment the workers and the scheduler read
+/// themselves (`workers/src`).
 fn settings_read_by_the_code() -> BTreeSet<String> {
     fn names_in(source: &str, found: &mut BTreeSet<String>) {
-        // Test modules come last in a file: nothing they name is a setting.
+        // Test modules come last in each file: nothing they name is a setting.
         let code = source.split("#[cfg(test)]").next().unwrap_or_default();
         for quoted in code.split('"').skip(1).step_by(2) {
             let is_name = quoted.len() > 2
@@ -1369,24 +1370,37 @@ fn settings_read_by_the_code() -> BTreeSet<String> {
     if read("domain/src/process.rs").contains("EnvFilter::try_from_default_env") {
         found.insert("RUST_LOG".to_owned());
     }
-    names_in(&read("domain/src/settings.rs"), &mut found);
+    for file in rust_files("domain/src/settings") {
+        names_in(&std::fs::read_to_string(&file).unwrap(), &mut found);
+    }
     names_in(&read("domain/src/storage/s3.rs"), &mut found);
-    for folder in ["jobs/src", "workers/src"] {
-        let mut files = vec![root().join(folder)];
-        while let Some(path) = files.pop() {
-            if path.is_dir() {
-                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let source = std::fs::read_to_string(&path).unwrap();
-                for line in source.lines() {
-                    // `INTERVAL_SETTING: &'static str = "..."` and `std::env::var("...")`.
-                    if line.contains("INTERVAL_SETTING") || line.contains("env::var") {
-                        names_in(line, &mut found);
-                    }
-                }
+    for file in rust_files("jobs/src")
+        .into_iter()
+        .chain(rust_files("workers/src"))
+    {
+        let source = std::fs::read_to_string(&file).unwrap();
+        for line in source.lines() {
+            // `INTERVAL_SETTING: &'static str = "..."` and `std::env::var("...")`.
+            if line.contains("INTERVAL_SETTING") || line.contains("env::var") {
+                names_in(line, &mut found);
             }
         }
     }
+    found
+}
+
+/// Every `.rs` file under the workspace's `folder`, at any depth.
+fn rust_files(folder: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut paths = vec![root().join(folder)];
+    while let Some(path) = paths.pop() {
+        if path.is_dir() {
+            paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+    assert!(!found.is_empty(), "no .rs file under {folder}");
     found
 }
 
