@@ -12,6 +12,9 @@ pub(super) struct Env<'a> {
     lookup: Lookup<'a>,
     pub(super) production: bool,
     pub(super) problems: Vec<String>,
+    /// Every setting's default, `(name, default)`, as the settings are read: kept only when
+    /// [`defaults`](super::defaults) lists them (`None` otherwise).
+    pub(super) recorded: Option<Vec<(String, String)>>,
 }
 
 /// Where settings are read from: the process environment, or a map in tests.
@@ -28,6 +31,7 @@ impl<'a> Env<'a> {
             lookup,
             production: app_env == AppEnv::Production,
             problems: Vec::new(),
+            recorded: None,
         };
         Ok((app_env, env))
     }
@@ -41,8 +45,17 @@ impl<'a> Env<'a> {
     /// A required setting: in development `dev_default` is used when it is absent.
     pub(super) fn required(&mut self, name: &str, dev_default: impl FnOnce() -> String) -> String {
         match self.raw(name) {
-            Some(v) => v,
-            None if !self.production => dev_default(),
+            Some(v) => {
+                if self.recorded.is_some() {
+                    self.record(name, dev_default());
+                }
+                v
+            }
+            None if !self.production => {
+                let v = dev_default();
+                self.record(name, &v);
+                v
+            }
             None => {
                 self.problems
                     .push(format!("{name} is required in production"));
@@ -52,7 +65,13 @@ impl<'a> Env<'a> {
     }
 
     /// A setting with a default that holds in every environment.
-    pub(super) fn parsed<T: FromStr>(&mut self, name: &str, default: T, what: &str) -> T {
+    pub(super) fn parsed<T: FromStr + fmt::Display>(
+        &mut self,
+        name: &str,
+        default: T,
+        what: &str,
+    ) -> T {
+        self.record(name, &default);
         match self.raw(name) {
             None => default,
             Some(v) => v.parse().unwrap_or_else(|_| {
@@ -60,6 +79,15 @@ impl<'a> Env<'a> {
                     .push(format!("{name} must be {what}, got {v:?}"));
                 default
             }),
+        }
+    }
+
+    /// Notes `default` as the default of `name` when [`defaults`](super::defaults) lists them
+    /// (nothing otherwise): [`required`](Self::required) and [`parsed`](Self::parsed) note
+    /// theirs; a setting read with [`raw`](Self::raw) whose default is one plain value calls this.
+    pub(super) fn record(&mut self, name: &str, default: impl fmt::Display) {
+        if let Some(recorded) = &mut self.recorded {
+            recorded.push((name.to_owned(), default.to_string()));
         }
     }
 
@@ -92,11 +120,17 @@ impl fmt::Display for SettingsError {
 
 impl std::error::Error for SettingsError {}
 
+/// `APP_ENV` when it is not set.
+pub(super) const DEFAULT_APP_ENV: &str = "development";
+
 pub(super) fn app_env(lookup: Lookup<'_>) -> Result<AppEnv, SettingsError> {
-    match lookup("APP_ENV").as_deref().map(str::trim) {
-        None | Some("development") => Ok(AppEnv::Development),
-        Some("production") => Ok(AppEnv::Production),
-        Some(other) => Err(SettingsError(vec![format!(
+    match lookup("APP_ENV")
+        .as_deref()
+        .map_or(DEFAULT_APP_ENV, str::trim)
+    {
+        "development" => Ok(AppEnv::Development),
+        "production" => Ok(AppEnv::Production),
+        other => Err(SettingsError(vec![format!(
             "APP_ENV must be development or production, got {other:?}"
         )])),
     }
@@ -118,9 +152,12 @@ pub fn seconds_setting(
     Ok(Duration::from_secs(secs.max(1)))
 }
 
+/// `DEV_DIR` when it is not set.
+pub(super) const DEFAULT_DEV_DIR: &str = ".dev";
+
 /// Where development keeps what it generates (keys, stored files): `.dev/` in the working folder.
 pub fn dev_dir() -> PathBuf {
-    PathBuf::from(process_env("DEV_DIR").unwrap_or_else(|| ".dev".to_owned()))
+    PathBuf::from(process_env("DEV_DIR").unwrap_or_else(|| DEFAULT_DEV_DIR.to_owned()))
 }
 
 #[cfg(test)]

@@ -49,8 +49,11 @@ impl fmt::Debug for MetricsSettings {
 
 /// `METRICS_*`; problems go to `env` like every other setting's.
 pub(super) fn metrics_settings(env: &mut Env<'_>) -> MetricsSettings {
+    let default = MetricsSettings::default();
+    env.record("METRICS_ENABLED", default.enabled);
     let enabled = match env.raw("METRICS_ENABLED").as_deref() {
-        None | Some("true" | "1" | "yes") => true,
+        None => default.enabled,
+        Some("true" | "1" | "yes") => true,
         Some("false" | "0" | "no") => false,
         Some(other) => {
             env.problems.push(format!(

@@ -18,7 +18,7 @@
 //! - `api.rs`: the HTTP API's own ([`ApiSettings`]: `PORT`, `AUTH_*`, `CORS_ORIGINS`, limits);
 //! - this file: [`CoreSettings`], which reads the concerns every process needs in a fixed order
 //!   (the order its problems are named in) with the database, Redis, the business time zone and
-//!   the log format.
+//!   the log format; and [`defaults`], what docs/configuration.md must give as defaults.
 
 mod api;
 mod env;
@@ -31,7 +31,9 @@ mod pms;
 mod reporting;
 mod storage;
 
-use std::{fmt, path::PathBuf};
+use std::{collections::BTreeSet, fmt, path::PathBuf};
+
+use base64::Engine as _;
 
 pub use self::{
     api::{ApiSettings, AuthSettings, DEV_AUDIENCE, DEV_ISSUER},
@@ -45,7 +47,7 @@ pub use self::{
     storage::{GraphSettings, S3Settings, StorageBackend},
 };
 use self::{
-    env::{Env, process_env},
+    env::{DEFAULT_APP_ENV, DEFAULT_DEV_DIR, Env, process_env},
     inventory::{check_stock_alerts, stock_alert_settings},
     jobs::{check_job_settings, job_settings},
     keys::data_encryption_key,
@@ -198,6 +200,43 @@ fn log_json(env: &mut Env<'_>) -> bool {
             env.production
         }
     }
+}
+
+/// Every setting's name and its default as the code has it (development defaults for required
+/// ones): what docs/configuration.md must say. The settings are read as a development process
+/// with nothing set reads them, once per storage backend so that every backend's are read.
+/// Listed: what the reader reads with a default, and the few with one plain default read apart
+/// (`APP_ENV`, `DEV_DIR`, `RUST_LOG`, `STORAGE_LOCAL_DIR`, `PMS_BASE_URL`,
+/// `REPORTING_CURRENCY`, `METRICS_ENABLED`, `GRAPH_*_URL`). Not listed: the settings whose
+/// default is not one value (`LOG_FORMAT`, `S3_REGION`, `DATA_ENCRYPTION_KEY`, `CORS_ORIGINS`),
+/// and those declared outside this module (the periodic jobs' intervals, `jobs::Periodic`; the
+/// scheduler's `JOB_RETENTION_DAYS`).
+pub fn defaults() -> Vec<(String, String)> {
+    // A key of the right length, so that no development key is generated into `.dev/`.
+    let key = base64::engine::general_purpose::STANDARD.encode([0u8; 32]);
+    let mut found = BTreeSet::from([
+        ("APP_ENV".to_owned(), DEFAULT_APP_ENV.to_owned()),
+        ("DEV_DIR".to_owned(), DEFAULT_DEV_DIR.to_owned()),
+        (
+            "RUST_LOG".to_owned(),
+            crate::process::DEFAULT_LOG_FILTER.to_owned(),
+        ),
+    ]);
+    for backend in ["local", "s3", "sharepoint"] {
+        let lookup = |name: &str| match name {
+            "STORAGE_BACKEND" => Some(backend.to_owned()),
+            "DATA_ENCRYPTION_KEY" => Some(key.clone()),
+            _ => None,
+        };
+        let Ok((app_env, mut env)) = Env::open(&lookup) else {
+            unreachable!("APP_ENV is not set: development")
+        };
+        env.recorded = Some(Vec::new());
+        CoreSettings::read(app_env, &mut env);
+        ApiSettings::read(&mut env);
+        found.extend(env.recorded.unwrap_or_default());
+    }
+    found.into_iter().collect()
 }
 
 #[cfg(test)]

@@ -79,6 +79,7 @@ impl fmt::Debug for PmsCredentials {
 /// The `PMS_*` settings; problems go to `env` like every other setting's.
 pub(super) fn pms_settings(env: &mut Env<'_>) -> PmsSettings {
     let defaults = PmsSettings::default();
+    env.record("PMS_BASE_URL", &defaults.base_url);
     let base_url = match env.raw("PMS_BASE_URL") {
         None => defaults.base_url,
         Some(url) => {

@@ -35,6 +35,7 @@ impl Default for ReportingSettings {
 /// setting's.
 pub(super) fn reporting_settings(env: &mut Env<'_>) -> ReportingSettings {
     let defaults = ReportingSettings::default();
+    env.record("REPORTING_CURRENCY", &defaults.currency);
     let currency = match env.raw("REPORTING_CURRENCY") {
         None => defaults.currency,
         Some(raw) => crate::reporting::figures::Currency::new_setting(&raw).unwrap_or_else(|| {

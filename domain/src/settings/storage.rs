@@ -3,9 +3,12 @@
 //! `AWS_SECRET_ACCESS_KEY`) and the SharePoint library (`GRAPH_*`). Only the chosen backend's
 //! settings are read.
 
-use std::{fmt, path::PathBuf};
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+};
 
-use super::env::{Env, dev_dir};
+use super::env::{DEFAULT_DEV_DIR, Env, dev_dir};
 
 /// Where the document store keeps its files (`STORAGE_BACKEND`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +112,11 @@ pub(super) fn storage_backend(env: &mut Env<'_>) -> StorageBackend {
 /// `STORAGE_LOCAL_DIR`: required in production when the backend is local; otherwise `storage`
 /// in [`dev_dir`] when it is not set.
 pub(super) fn storage_local_dir(env: &mut Env<'_>, backend: StorageBackend) -> PathBuf {
+    // With `DEV_DIR`'s own default, as docs/configuration.md gives it.
+    env.record(
+        "STORAGE_LOCAL_DIR",
+        Path::new(DEFAULT_DEV_DIR).join("storage").display(),
+    );
     match env.raw("STORAGE_LOCAL_DIR") {
         Some(dir) => PathBuf::from(dir),
         None if backend == StorageBackend::Local && env.production => {
@@ -279,6 +287,7 @@ fn graph_id(env: &mut Env<'_>, name: &str, what: &str, allowed: fn(char) -> bool
 
 /// An address of the Graph settings: `default` when unset, without a trailing `/`.
 fn graph_url(env: &mut Env<'_>, name: &str, default: &str) -> String {
+    env.record(name, default);
     match env.raw(name) {
         None => default.to_owned(),
         Some(raw) => {
