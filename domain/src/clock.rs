@@ -37,6 +37,13 @@ impl fmt::Debug for BusinessZone {
     }
 }
 
+/// The IANA name (`Asia/Makassar`; `UTC` by default).
+impl fmt::Display for BusinessZone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,15 @@ use std::io::IsTerminal;
 use tokio_util::sync::CancellationToken;
 use tracing_subscriber::{EnvFilter, fmt, prelude::*};
 
+/// The log filter when `RUST_LOG` is not set.
+pub const DEFAULT_LOG_FILTER: &str = "info";
+
 /// Structured logs: JSON in production (one object per line for the log shipper), readable
 /// lines in development, coloured only when stdout is a terminal (a pipe, a file or a log
-/// collector gets no escape codes). `RUST_LOG` filters; the default is `info`.
+/// collector gets no escape codes). `RUST_LOG` filters; the default is [`DEFAULT_LOG_FILTER`].
 pub fn init_logging(json: bool) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let colour = std::io::stdout().is_terminal();
     // A second init (tests running several processes' code in one binary) keeps the first.
     let _ = subscriber(filter, json, colour, std::io::stdout).try_init();

@@ -622,24 +622,44 @@ volumes:
     );
 }
 
-/// The variables of the documented configuration (`docs/configuration.md`): the names in the
-/// first column of every table row (the document store's table included).
-fn documented_settings() -> BTreeSet<String> {
+/// The settings rows of the documented configuration's tables (`docs/configuration.md`, the
+/// document store's table included): the backticked names of the first column, and the
+/// backticked values of the last, the defaults (given in the order of the names where a row
+/// names several: `` `PMS_RATE_LIMIT`, `PMS_RATE_WINDOW_SECS` `` with `` `15`, `10` ``).
+fn documented_rows() -> Vec<(Vec<String>, Vec<String>)> {
+    fn quoted(cell: &str) -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    }
     let section = read("docs/configuration.md");
-    let mut names = BTreeSet::new();
+    let mut rows = Vec::new();
     for line in section.lines().filter(|line| line.starts_with('|')) {
-        let first = line.split('|').nth(1).unwrap_or_default().trim();
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+        let first = cells.first().copied().unwrap_or_default().trim();
         if first == "Variable" || first.chars().all(|c| c == '-' || c == ':') {
             continue;
         }
-        let quoted: Vec<&str> = first.split('`').skip(1).step_by(2).collect();
+        let names = quoted(first);
         assert!(
-            !quoted.is_empty() && quoted.iter().all(|name| is_variable_name(name)),
+            !names.is_empty() && names.iter().all(|name| is_variable_name(name)),
             "docs/configuration.md's row does not start with `VARIABLE`s: {line}"
         );
-        names.extend(quoted.into_iter().map(str::to_owned));
+        let last = cells.last().copied().unwrap_or_default();
+        rows.push((names, quoted(last)));
     }
-    names
+    rows
+}
+
+/// The variables of the documented configuration (`docs/configuration.md`): the names in the
+/// first column of every table row (the document store's table included).
+fn documented_settings() -> BTreeSet<String> {
+    documented_rows()
+        .into_iter()
+        .flat_map(|(names, _)| names)
+        .collect()
 }
 
 /// Variables compose gives a value of its own, whatever the operator sets: they name compose's
@@ -1344,12 +1364,13 @@ fn scripts_run_stopped_by_sigterm_leaves_no_process_behind() {
 }
 
 /// The variables the code reads, from its source: every quoted name of the form
-/// `UPPER_CASE` outside test modules in the settings (`domain/src/settings.rs`), the S3 store's
-/// AWS options (`domain/src/storage/s3.rs`), the periodic jobs' interval settings (`jobs/src`)
-/// and the environment the workers and the scheduler read themselves (`workers/src`).
+/// `UPPER_CASE` outside test modules in the settings (every file of `domain/src/settings/`, one
+/// per concern), the S3 store's AWS options (`domain/src/storage/s3.rs`), the periodic jobs'
+/// interval settings (`jobs/src`) and the environment the workers and the scheduler read
+/// themselves (`workers/src`).
 fn settings_read_by_the_code() -> BTreeSet<String> {
     fn names_in(source: &str, found: &mut BTreeSet<String>) {
-        // Test modules come last in a file: nothing they name is a setting.
+        // Test modules come last in each file: nothing they name is a setting.
         let code = source.split("#[cfg(test)]").next().unwrap_or_default();
         for quoted in code.split('"').skip(1).step_by(2) {
             let is_name = quoted.len() > 2
@@ -1369,24 +1390,37 @@ fn settings_read_by_the_code() -> BTreeSet<String> {
     if read("domain/src/process.rs").contains("EnvFilter::try_from_default_env") {
         found.insert("RUST_LOG".to_owned());
     }
-    names_in(&read("domain/src/settings.rs"), &mut found);
+    for file in rust_files("domain/src/settings") {
+        names_in(&std::fs::read_to_string(&file).unwrap(), &mut found);
+    }
     names_in(&read("domain/src/storage/s3.rs"), &mut found);
-    for folder in ["jobs/src", "workers/src"] {
-        let mut files = vec![root().join(folder)];
-        while let Some(path) = files.pop() {
-            if path.is_dir() {
-                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let source = std::fs::read_to_string(&path).unwrap();
-                for line in source.lines() {
-                    // `INTERVAL_SETTING: &'static str = "..."` and `std::env::var("...")`.
-                    if line.contains("INTERVAL_SETTING") || line.contains("env::var") {
-                        names_in(line, &mut found);
-                    }
-                }
+    for file in rust_files("jobs/src")
+        .into_iter()
+        .chain(rust_files("workers/src"))
+    {
+        let source = std::fs::read_to_string(&file).unwrap();
+        for line in source.lines() {
+            // `INTERVAL_SETTING: &'static str = "..."` and `std::env::var("...")`.
+            if line.contains("INTERVAL_SETTING") || line.contains("env::var") {
+                names_in(line, &mut found);
             }
         }
     }
+    found
+}
+
+/// Every `.rs` file under the workspace's `folder`, at any depth.
+fn rust_files(folder: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut paths = vec![root().join(folder)];
+    while let Some(path) = paths.pop() {
+        if path.is_dir() {
+            paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+    assert!(!found.is_empty(), "no .rs file under {folder}");
     found
 }
 
@@ -1627,4 +1661,67 @@ fn the_domain_has_no_import_circle_and_a_folder_per_surface() {
             "api/src/{surface}/ has no domain/src/{surface}/"
         );
     }
+}
+
+/// docs/configuration.md gives every default the code has as the code has it: for each setting
+/// in `domain::settings::defaults()` (the development default of a required one) and each
+/// periodic job's interval (`jobs::Periodic`), its row's default, the backticked value at the
+/// setting's place among the row's names, is the code's. A document writes `$PORT` where a
+/// default holds the API's port (`AUTH_JWKS_URL`): it stands for `PORT`'s default.
+#[test]
+fn the_documented_defaults_are_the_ones_the_code_has() {
+    fn interval<J: jobs::Periodic>() -> (String, String) {
+        let secs = J::DEFAULT_INTERVAL.as_secs();
+        (J::INTERVAL_SETTING.to_owned(), secs.to_string())
+    }
+    let mut code = domain::settings::defaults();
+    code.extend([
+        interval::<jobs::maintenance::GeneratePlannedWork>(),
+        interval::<jobs::alerts::EvaluateStockAlerts>(),
+        interval::<jobs::pms::ScheduleSync>(),
+        interval::<jobs::exports::ExpireExports>(),
+    ]);
+    // One setting of each way a default is found (required, parsed, read apart, outside the
+    // settings' reader, a periodic job's), so that an empty list cannot pass.
+    for name in [
+        "DATABASE_URL",
+        "PMS_PAGE_SIZE",
+        "GRAPH_BASE_URL",
+        "RUST_LOG",
+        "PM_GENERATE_INTERVAL_SECS",
+    ] {
+        assert!(
+            code.iter().any(|(found, _)| found == name),
+            "no default of {name} in {code:?}"
+        );
+    }
+    let port = code
+        .iter()
+        .find(|(name, _)| name == "PORT")
+        .map(|(_, default)| default.clone())
+        .expect("PORT has a default");
+    let mut documented = BTreeMap::new();
+    for (names, defaults) in documented_rows() {
+        for (place, name) in names.into_iter().enumerate() {
+            documented.insert(name, defaults.get(place).cloned());
+        }
+    }
+    let disagreements: Vec<String> = code
+        .iter()
+        .filter_map(|(name, default)| {
+            let written = documented
+                .get(name)
+                .cloned()
+                .flatten()
+                .map(|written| written.replace("$PORT", &port));
+            (written.as_deref() != Some(default.as_str())).then(|| {
+                format!("{name}: the code's default is {default:?}, the document's {written:?}")
+            })
+        })
+        .collect();
+    assert!(
+        disagreements.is_empty(),
+        "docs/configuration.md and the code disagree on defaults:\n{}",
+        disagreements.join("\n")
+    );
 }

@@ -1,0 +1,30 @@
+//! Planned maintenance: how far ahead and how far back work orders are generated (`PM_*`).
+
+use super::env::Env;
+
+/// Planned maintenance: how far ahead and how far back work orders are generated. (How often the
+/// scheduler runs the generation, `PM_GENERATE_INTERVAL_SECS`, is declared beside the job:
+/// `jobs::Periodic`.)
+#[derive(Debug, Clone)]
+pub struct PlannedMaintenanceSettings {
+    /// `PM_LEAD_DAYS` (default 7): an occurrence gets its work order this many days ahead.
+    pub lead_days: u32,
+    /// `PM_CATCH_UP_DAYS` (default 31): occurrences missed longer ago than this (a schedule
+    /// created with an old start, a platform stopped for weeks) get no work order.
+    pub catch_up_days: u32,
+}
+
+/// `PM_LEAD_DAYS` and `PM_CATCH_UP_DAYS`; problems go to `env` like every other setting's. Their
+/// bounds are checked by [`check_planned_maintenance`].
+pub(super) fn planned_maintenance_settings(env: &mut Env<'_>) -> PlannedMaintenanceSettings {
+    PlannedMaintenanceSettings {
+        lead_days: env.parsed("PM_LEAD_DAYS", 7u32, "a whole number of days"),
+        catch_up_days: env.parsed("PM_CATCH_UP_DAYS", 31u32, "a whole number of days"),
+    }
+}
+
+/// The day counts' bounds ([`Env::days_at_most`]): at most 366 days each.
+pub(super) fn check_planned_maintenance(env: &mut Env<'_>, settings: &PlannedMaintenanceSettings) {
+    env.days_at_most("PM_LEAD_DAYS", settings.lead_days, 366);
+    env.days_at_most("PM_CATCH_UP_DAYS", settings.catch_up_days, 366);
+}
