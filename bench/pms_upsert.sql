@@ -9,7 +9,7 @@
 --   psql -X -q -tA -F ' ' -v page=1000 -f bench/pms_upsert.sql "$DATABASE_URL"
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;
--- As the sync's page transactions (jobs/src/pms/sync.rs, begin_page): no wait for the commit's flush.
+-- As the sync's page transactions (jobs/src/pms/sync/pages.rs, begin_page): no wait for the commit's flush.
 SET synchronous_commit = off;
 
 DROP TABLE IF EXISTS bench_pms_batches;
