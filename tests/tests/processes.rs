@@ -1428,9 +1428,9 @@ fn rust_files(folder: &str) -> Vec<PathBuf> {
 /// code without its row, or a row left behind by a setting removed, fails here.
 #[test]
 fn the_documented_settings_are_the_ones_the_code_reads() {
-    // Read by the code but not settings of the platform: the container's host name (a worker's
-    // name), and the tests' own Redis.
-    const NOT_SETTINGS: [&str; 2] = ["HOSTNAME", "TEST_REDIS_URL"];
+    // Read by the code but not a setting of the platform: the tests' own Redis. (The container's
+    // host name, a worker's name, is no `UPPER_SNAKE` name: the reader passes over it.)
+    const NOT_SETTINGS: [&str; 1] = ["TEST_REDIS_URL"];
     let read: BTreeSet<String> = settings_read_by_the_code()
         .into_iter()
         .filter(|name| !NOT_SETTINGS.contains(&name.as_str()))
@@ -1445,16 +1445,63 @@ fn the_documented_settings_are_the_ones_the_code_reads() {
     );
 }
 
-/// The modules of a crate's `src/` (`management::villas` for `src/management/villas.rs`, the
+/// The modules of a crate's source folder (`management::villas` for `management/villas.rs`, the
 /// folder's name for its `mod.rs`, `""` for `lib.rs`), each with the modules of the same crate
-/// its code names (`crate::a::b`, `use crate::{a, b::c}`, `super::a`), outside comments and test
-/// modules. A folder's `mod.rs` naming its own parts (`pub use part::Item`) is not counted: they
-/// are one module's files.
-fn module_imports(src: &str) -> BTreeMap<String, BTreeSet<String>> {
+/// its code names, outside comments and test modules: `crate::a::b`, `super::a`, `self::a`, a
+/// folder module's `part::x` naming its own part, and each path of a `use` group
+/// (`crate::{a::{self, b}, c as d}`). A name that a folder's `mod.rs` re-exports from one of its
+/// parts (`pub use part::Item`, `pub use self::part::*`) is followed to the part that defines it;
+/// the re-export itself is not counted as the folder using its part.
+fn module_imports(folder: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    /// The paths of the use tree at the start of `text` (after `prefix::`), and where it ends.
+    fn use_tree(text: &str, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
+        let skip = |i: usize| i + text[i..].len() - text[i..].trim_start().len();
+        let name_at = |i: usize| {
+            let len = text[i..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(text.len() - i);
+            &text[i..i + len]
+        };
+        let mut i = skip(0);
+        if text[i..].starts_with('{') {
+            i += 1;
+            loop {
+                i = skip(i);
+                match text[i..].chars().next() {
+                    None => return i,
+                    Some('}') => return i + 1,
+                    Some(',') => i += 1,
+                    Some(_) => i += use_tree(&text[i..], prefix, out).max(1),
+                }
+            }
+        }
+        let name = name_at(i);
+        let mut path = prefix.to_vec();
+        if name.is_empty() {
+            // `*`, or the end of a path (`f::<T>`).
+            out.push(path);
+            return i;
+        }
+        if name != "self" {
+            path.push(name.to_owned());
+        }
+        i += name.len();
+        let next = skip(i);
+        if text[next..].starts_with("::") {
+            return next + 2 + use_tree(&text[next + 2..], &path, out);
+        }
+        out.push(path);
+        // `name as alias`
+        if name_at(next) == "as" {
+            let alias = skip(next + 2);
+            return alias + name_at(alias).len();
+        }
+        i
+    }
     fn idents(text: &str) -> Vec<(usize, &str)> {
         let mut out = Vec::new();
         let mut start = None;
-        for (i, c) in text.char_indices() {
+        for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
             match (c.is_ascii_alphanumeric() || c == '_', start) {
                 (true, None) => start = Some(i),
                 (false, Some(s)) => {
@@ -1464,105 +1511,140 @@ fn module_imports(src: &str) -> BTreeMap<String, BTreeSet<String>> {
                 _ => {}
             }
         }
-        if let Some(s) = start {
-            out.push((s, &text[s..]));
-        }
         out
     }
-    let root = root().join(src);
-    let mut files = vec![root.clone()];
-    let mut modules = BTreeMap::new();
+
+    // Every module, its code, and whether it is a folder's `mod.rs` (or `lib.rs`).
+    let mut files = vec![folder.to_path_buf()];
+    let mut modules: BTreeMap<String, (String, bool)> = BTreeMap::new();
     while let Some(path) = files.pop() {
         if path.is_dir() {
             files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
         } else if path.extension().is_some_and(|e| e == "rs") {
-            let relative = path.strip_prefix(&root).unwrap().with_extension("");
+            let relative = path.strip_prefix(folder).unwrap().with_extension("");
             let mut parts: Vec<String> = relative
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect();
-            if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+            let is_folder = matches!(parts.last().map(String::as_str), Some("mod" | "lib"));
+            if is_folder {
                 parts.pop();
             }
-            modules.insert(parts.join("::"), path);
+            let source = std::fs::read_to_string(&path).unwrap();
+            // Test modules come last in a file; comments name what the code does not use.
+            let code: Vec<&str> = source
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .map(|line| line.split("//").next().unwrap_or_default())
+                .collect();
+            modules.insert(parts.join("::"), (code.join("\n"), is_folder));
         }
     }
-    // The longest prefix of `path` (`a::b::Item`) that is a module.
-    let resolve = |path: &[&str]| -> Option<String> {
-        (1..=path.len())
-            .rev()
-            .map(|n| path[..n].join("::"))
-            .find(|m| modules.contains_key(m))
+    let parent_of = |module: &str| module.rsplit_once("::").map_or("", |(p, _)| p).to_owned();
+    let parts_of = |module: &str| -> Vec<String> {
+        modules
+            .keys()
+            .filter(|m| !m.is_empty() && parent_of(m) == module)
+            .cloned()
+            .collect()
     };
-    let mut imports = BTreeMap::new();
-    for (module, path) in &modules {
-        let source = std::fs::read_to_string(path).unwrap();
-        let code: String = source
-            .split("#[cfg(test)]")
-            .next()
-            .unwrap_or_default()
-            .lines()
-            .map(|line| line.split("//").next().unwrap_or_default())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let parent: Vec<&str> = module.split("::").filter(|s| !s.is_empty()).collect();
-        let parent = &parent[..parent.len().saturating_sub(1)];
-        let words = idents(&code);
-        let mut named = BTreeSet::new();
-        for (n, &(at, word)) in words.iter().enumerate() {
-            let base: Vec<&str> = match word {
-                "crate" => Vec::new(),
-                "super" => parent.to_vec(),
-                _ => continue,
-            };
-            if !code[at + word.len()..].starts_with("::") {
-                continue;
-            }
-            let after = &code[at + word.len() + 2..];
-            if after.starts_with('{') {
-                // `crate::{a::b, c}`: the group's first-level names.
-                let mut depth = 0;
-                let mut expect_name = true;
-                for (i, c) in after.char_indices() {
-                    match c {
-                        '{' => {
-                            depth += 1;
-                            expect_name = true;
-                        }
-                        '}' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        ',' if depth == 1 => expect_name = true,
-                        c if c.is_ascii_alphabetic() && depth == 1 && expect_name => {
-                            let name = idents(&after[i..])[0].1;
-                            let mut path = base.clone();
-                            path.push(name);
-                            named.extend(resolve(&path));
-                            expect_name = false;
-                        }
-                        _ => {}
-                    }
+    let last_name = |module: &str| module.rsplit("::").next().unwrap_or_default().to_owned();
+    // The items each module defines.
+    let defined: BTreeMap<&String, BTreeSet<&str>> = modules
+        .iter()
+        .map(|(module, (code, _))| {
+            let words = idents(code);
+            let items = words
+                .windows(2)
+                .filter(|w| {
+                    matches!(
+                        w[0].1,
+                        "fn" | "struct" | "enum" | "type" | "const" | "static" | "trait" | "union"
+                    ) || (w[0].1 == "macro_rules" && code[w[0].0..].starts_with("macro_rules!"))
+                })
+                .map(|w| w[1].1)
+                .collect();
+            (module, items)
+        })
+        .collect();
+    // The module a path names: its longest prefix that is a module, followed into the part of a
+    // folder that defines the item named next.
+    let resolve = |path: &[String]| -> Option<String> {
+        let n = (0..=path.len())
+            .rev()
+            .find(|&n| modules.contains_key(&path[..n].join("::")))?;
+        let mut module = path[..n].join("::");
+        if let Some(item) = path.get(n) {
+            while !defined[&module].contains(item.as_str()) {
+                match parts_of(&module)
+                    .into_iter()
+                    .find(|part| defined[part].contains(item.as_str()))
+                {
+                    Some(part) => module = part,
+                    None => break,
                 }
-            } else {
-                // `crate::a::b::Item`: follow the `::`-joined names.
-                let mut path = base.clone();
-                let mut end = at + word.len();
-                for &(next_at, next) in &words[n + 1..] {
-                    if !code[end..next_at].trim().eq("::") {
-                        break;
-                    }
-                    path.push(next);
-                    end = next_at + next.len();
-                }
-                named.extend(resolve(&path));
             }
         }
-        named.retain(|m| {
-            m != module && !(module.is_empty() || m.starts_with(&format!("{module}::")))
-        });
+        Some(module)
+    };
+
+    let mut imports = BTreeMap::new();
+    for (module, (code, is_folder)) in &modules {
+        let own: Vec<String> = module
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let parts: BTreeSet<String> = if *is_folder {
+            parts_of(module).iter().map(|p| last_name(p)).collect()
+        } else {
+            BTreeSet::new()
+        };
+        // A folder's re-exports of its own parts are the folder's face, not its use of them.
+        let mut code = code.clone();
+        for statement in ["pub use ", "pub(crate) use ", "pub(super) use "] {
+            while let Some(at) = code.find(statement).filter(|&at| {
+                let rest = &code[at + statement.len()..];
+                rest.starts_with("self::")
+                    || parts.iter().any(|p| rest.starts_with(&format!("{p}::")))
+            }) {
+                let end = code[at..].find(';').map_or(code.len(), |e| at + e + 1);
+                code.replace_range(at..end, "");
+            }
+        }
+        let words = idents(&code);
+        let mut named = BTreeSet::new();
+        for &(at, word) in &words {
+            let after = &code[at + word.len()..];
+            if !after.starts_with("::") || code[..at].ends_with("::") {
+                continue;
+            }
+            let base: Vec<String> = match word {
+                "crate" => Vec::new(),
+                "self" => own.clone(),
+                "super" => own[..own.len().saturating_sub(1)].to_vec(),
+                part if parts.contains(part) => own.clone(),
+                _ => continue,
+            };
+            let (base, from) = if word == "crate" || word == "self" || word == "super" {
+                // `super::super::x`
+                let mut base = base;
+                let mut from = at + word.len() + 2;
+                while code[from..].starts_with("super::") {
+                    base.pop();
+                    from += "super::".len();
+                }
+                (base, from)
+            } else {
+                (base, at)
+            };
+            let mut paths = Vec::new();
+            use_tree(&code[from..], &base, &mut paths);
+            named.extend(paths.iter().filter_map(|p| resolve(p)));
+        }
+        named.remove(module);
         imports.insert(module.clone(), named);
     }
     imports
@@ -1625,30 +1707,21 @@ fn import_circles(imports: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<Strin
 /// every `api/src/<surface>/` that has handlers of a surface).
 #[test]
 fn the_domain_has_no_import_circle_and_a_folder_per_surface() {
-    let imports = module_imports("domain/src");
+    let imports = module_imports(&root().join("domain/src"));
+    let names = |module: &str| imports.get(module).cloned().unwrap_or_default();
+    // The reader sees the domain's imports in their forms: `use crate::{...}` groups, `super::`,
+    // a name re-exported by a folder followed to the part that defines it.
     assert!(
-        imports.contains_key("management::villas") && imports["onboarding"].contains("record"),
-        "the import reader found the domain's modules and their imports: {:?}",
-        imports.keys().collect::<Vec<_>>()
+        names("onboarding").contains("record::patch")
+            && names("management::villas").contains("batch")
+            && names("reporting::sync_runs").contains("pagination"),
+        "the import reader missed imports of the domain: {imports:?}"
     );
     let circles = import_circles(&imports);
     assert!(
         circles.is_empty(),
         "files of domain/src import each other in a circle: {circles:?}"
     );
-
-    // The reader finds a circle where there is one.
-    let mut with_circle = imports.clone();
-    with_circle
-        .get_mut("record::values")
-        .unwrap()
-        .insert("record::patch".into());
-    assert_eq!(
-        import_circles(&with_circle).len(),
-        1,
-        "a circle added by hand is found"
-    );
-
     for surface in [
         "onboarding",
         "management",
@@ -1657,10 +1730,84 @@ fn the_domain_has_no_import_circle_and_a_folder_per_surface() {
         "reporting",
     ] {
         assert!(
-            root().join("api/src").join(surface).is_dir() && imports.contains_key(surface),
+            root().join("api/src").join(surface).is_dir()
+                && root().join("domain/src").join(surface).is_dir(),
             "api/src/{surface}/ has no domain/src/{surface}/"
         );
     }
+}
+
+/// The import reader on a crate written for it: the forms it must see, and the circles it must
+/// find (through a folder's re-export, and a folder using its own part).
+#[test]
+fn the_import_reader_finds_circles_through_groups_and_re_exports() {
+    let folder = std::env::temp_dir().join(format!("import-reader-{}", Uuid::new_v4()));
+    let write = |file: &str, text: &str| {
+        let path = folder.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "lib.rs",
+        "pub mod a;\npub mod b;\npub mod c;\npub use b::Shown;\n",
+    );
+    write(
+        "a/mod.rs",
+        "mod part;\npub use part::{Thing, made};\n// c::Other in a comment\npub fn helper() {}\n",
+    );
+    write(
+        "a/part.rs",
+        "use super::helper;\npub struct Thing;\npub fn made() {}\n",
+    );
+    write(
+        "b.rs",
+        "use crate::{\n    a::{self, Thing as T},\n};\npub struct Shown;\npub fn h() { a::helper(); }\n",
+    );
+    write(
+        "c.rs",
+        "pub struct Other;\n#[cfg(test)]\nmod tests { use crate::b::h; }\n",
+    );
+    let imports = module_imports(&folder);
+    let edges = |module: &str| imports[module].iter().cloned().collect::<Vec<_>>();
+    assert_eq!(
+        edges(""),
+        Vec::<String>::new(),
+        "a folder's re-exports are not uses"
+    );
+    assert_eq!(edges("a"), Vec::<String>::new());
+    assert_eq!(edges("a::part"), ["a"]);
+    assert_eq!(
+        edges("b"),
+        ["a", "a::part"],
+        "a group, self, an alias, a re-export followed"
+    );
+    assert_eq!(
+        edges("c"),
+        Vec::<String>::new(),
+        "test modules are not read"
+    );
+    assert!(import_circles(&imports).is_empty());
+
+    // c names b's item through the crate's re-export, and b uses c: a circle.
+    write(
+        "c.rs",
+        "pub struct Other;\nfn g() -> crate::Shown { todo!() }\n",
+    );
+    write(
+        "b.rs",
+        "pub struct Shown;\npub fn h() { super::c::Other; }\n",
+    );
+    let circles = import_circles(&module_imports(&folder));
+    assert_eq!(circles.len(), 1, "{circles:?}");
+    let mut circle = circles[0].clone();
+    circle.sort();
+    assert_eq!(circle, ["b", "c"]);
+
+    // A folder using its own part (not re-exporting it), which uses the folder.
+    write("a/mod.rs", "mod part;\npub fn helper() { part::made(); }\n");
+    let circles = import_circles(&module_imports(&folder));
+    assert_eq!(circles.len(), 2, "{circles:?}");
+    std::fs::remove_dir_all(&folder).unwrap();
 }
 
 /// docs/configuration.md gives every default the code has as the code has it: for each setting

@@ -5,9 +5,6 @@
 //! meet is gone from the PMS: it is retired ([`retire_unmet`]), INACTIVE and `removed_from_pms`,
 //! until a sync meets it again.
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
 use serde_json::Value;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
@@ -16,36 +13,10 @@ use super::figures::Period;
 use super::hostaway::ListingRecord;
 use super::metrics::{self, MetricsCurrency};
 use super::sync_runs::Entity;
+use super::upserts::{UpsertCounts, last_of_each};
 use crate::inventory::items::like_escape;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
-
-/// What an upsert of one batch did. `unchanged` records were not written.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct UpsertCounts {
-    pub created: i64,
-    pub updated: i64,
-    pub unchanged: i64,
-}
-
-impl std::ops::AddAssign for UpsertCounts {
-    fn add_assign(&mut self, other: Self) {
-        self.created += other.created;
-        self.updated += other.updated;
-        self.unchanged += other.unchanged;
-    }
-}
-
-/// The last occurrence of each PMS id, in PMS id order. One statement cannot touch a row twice
-/// (ON CONFLICT refuses it), and the last one received is the newest; the order makes
-/// concurrent upserts lock rows in one order.
-pub(crate) fn last_of_each<T>(rows: &[T], pms_id: impl Fn(&T) -> i64) -> Vec<&T> {
-    let mut last = BTreeMap::new();
-    for row in rows {
-        last.insert(pms_id(row), row);
-    }
-    last.into_values().collect()
-}
 
 fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)

@@ -18,8 +18,9 @@ pub mod metrics;
 pub mod reservations;
 pub mod sync_runs;
 pub mod tokens;
+pub mod upserts;
 
-pub use listings::UpsertCounts;
+pub use upserts::UpsertCounts;
 
 /// A listing's status: INACTIVE when the PMS archived it, or no longer has it (retired by a full
 /// sync: `removed_from_pms`).

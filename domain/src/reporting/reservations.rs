@@ -12,9 +12,9 @@ use sqlx::{Execute as _, PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use super::hostaway::ReservationRecord;
-pub use super::listings::UpsertCounts;
-use super::listings::last_of_each;
 use super::sync_runs::Entity;
+pub use super::upserts::UpsertCounts;
+use super::upserts::last_of_each;
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
 

@@ -5,7 +5,18 @@
 
 use std::{fmt, path::PathBuf, str::FromStr, time::Duration};
 
-use super::AppEnv;
+/// `APP_ENV`: development has local defaults for what production requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppEnv {
+    Development,
+    Production,
+}
+
+impl AppEnv {
+    pub fn is_development(self) -> bool {
+        self == AppEnv::Development
+    }
+}
 
 /// Reads variables and collects every problem, so one start names all of them.
 pub(super) struct Env<'a> {

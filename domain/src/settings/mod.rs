@@ -37,7 +37,7 @@ use base64::Engine as _;
 
 pub use self::{
     api::{ApiSettings, AuthSettings, DEV_AUDIENCE, DEV_ISSUER},
-    env::{Lookup, SettingsError, dev_dir, seconds_setting},
+    env::{AppEnv, Lookup, SettingsError, dev_dir, seconds_setting},
     inventory::StockAlertSettings,
     jobs::JobSettings,
     maintenance::PlannedMaintenanceSettings,
@@ -57,18 +57,6 @@ use self::{
     reporting::reporting_settings,
     storage::{graph_settings, s3_settings, storage_backend, storage_local_dir},
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AppEnv {
-    Development,
-    Production,
-}
-
-impl AppEnv {
-    pub fn is_development(self) -> bool {
-        self == AppEnv::Development
-    }
-}
 
 /// Settings every process needs (API, workers, scheduler).
 #[derive(Clone)]

@@ -47,7 +47,6 @@ use std::time::Duration;
 
 use super::{StorageError, StoragePath};
 use crate::settings::GraphSettings;
-use token::Token;
 
 /// The backend's name in errors.
 const BACKEND: &str = "sharepoint";
@@ -115,6 +114,13 @@ struct Inner {
     login_url: String,
     /// The token in use; a tokio mutex so that one task fetches while the others wait.
     token: tokio::sync::Mutex<Option<Token>>,
+}
+
+/// An app-only token of Entra ID (`token.rs` fetches and renews it).
+struct Token {
+    bearer: String,
+    /// When to fetch a new one.
+    renew_at: std::time::Instant,
 }
 
 impl fmt::Debug for SharePointStore {

@@ -7,15 +7,9 @@ use serde_json::Value;
 
 use super::answers::failure_text;
 use super::paths::form_encode;
-use super::{CALL_TIMEOUT, GRAPH_SCOPE, SharePointStore, TOKEN_MARGIN, backend};
+use super::{CALL_TIMEOUT, GRAPH_SCOPE, SharePointStore, TOKEN_MARGIN, Token, backend};
 use crate::remote::describe;
 use crate::storage::{StorageError, StoragePath};
-
-pub(super) struct Token {
-    bearer: String,
-    /// When to fetch a new one.
-    renew_at: Instant,
-}
 
 impl SharePointStore {
     /// The token in use, fetched when there is none or it is about to expire.
