@@ -61,6 +61,9 @@ ALTER TABLE work_orders
     ADD COLUMN same_day_turnover    boolean NOT NULL DEFAULT false,
     -- The stay moved or was cancelled after the work started: left as it is, and flagged.
     ADD COLUMN reservation_changed  boolean NOT NULL DEFAULT false,
+    -- Cancelled by the generation because its stay was (or the rule no longer applies to it):
+    -- brought back if the stay comes back.
+    ADD COLUMN stay_cancelled       boolean NOT NULL DEFAULT false,
     ADD COLUMN parent_work_order_id uuid REFERENCES work_orders (id) ON DELETE SET NULL,
     -- What completing it drew from the villa's stock: [{itemSku, wanted, drawn, shortfall}];
     -- null until drawn (once: a reopened work order draws nothing more).
