@@ -7,6 +7,7 @@ pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;
 pub mod timesheets;
+pub mod turnovers;
 pub mod vendors;
 pub mod work_orders;
 

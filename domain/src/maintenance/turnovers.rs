@@ -1,0 +1,306 @@
+//! The work the calendar implies: one work order per task rule, stay and occurrence (a checkout,
+//! a check-in, every few nights of a long stay), from today to the horizon, kept in step with the
+//! stays as they change.
+//!
+//! One run, in one transaction, set-based:
+//! 1. the stays it looks at: those whose dates come near the horizon, and those with open
+//!    generated work (which may have moved out of it); each with its villa (through its listing)
+//!    and whether it still counts (`CONFIRMED`, or an owner stay for a rule that includes them);
+//! 2. the occurrences of every active rule over those stays;
+//! 3. open work orders (OPEN, ASSIGNED, ON_HOLD) follow their occurrence (date, villa, the rule's
+//!    title and category), the move written in their history; those whose occurrence is gone are
+//!    CANCELLED (`stay_cancelled`, to come back with the stay); started or finished ones are only
+//!    flagged `reservationChanged`;
+//! 4. the occurrences inside the horizon that have no work order get one, with the rule's
+//!    checklist: a unique index on (rule, stay, occurrence) makes this exactly once whatever the
+//!    number of runs at once (`ON CONFLICT DO NOTHING`);
+//! 5. a checkout's work orders are a same-day turnover when another stay checks in to the villa
+//!    that day: flagged, and at least HIGH while open; recomputed on every run.
+//!
+//! An archived rule generates nothing and its work orders are left as they are.
+
+use chrono::{Days, NaiveDate};
+use sqlx::{Connection as _, PgConnection};
+
+use crate::Result;
+
+/// Who the generated work orders and their history say made them.
+pub const GENERATOR: &str = "turnover-generation";
+
+/// The occurrences a run creates work orders for: `today` to `today + horizon days`, both
+/// included, "today" being the company's day (`BUSINESS_TIME_ZONE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Horizon {
+    pub today: NaiveDate,
+    pub until: NaiveDate,
+}
+
+impl Horizon {
+    pub fn new(today: NaiveDate, days: u32) -> Self {
+        Self {
+            today,
+            until: today
+                .checked_add_days(Days::new(u64::from(days)))
+                .unwrap_or(NaiveDate::MAX),
+        }
+    }
+}
+
+/// What one run changed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Generated {
+    pub created: u64,
+    pub moved: u64,
+    pub cancelled: u64,
+    pub restored: u64,
+    pub flagged: u64,
+}
+
+/// The stays a run looks at (step 1). `$1` today, `$2` the horizon's end. Offsets reach 30 days
+/// either way, so stays within 30 days of the horizon can have an occurrence inside it.
+const STAYS: &str = "
+CREATE TEMP TABLE turnover_stays ON COMMIT DROP AS
+SELECT r.id, r.check_in, r.check_out, r.status, l.villa_id
+FROM pms_reservations r
+LEFT JOIN pms_listings l ON l.pms_id = r.listing_pms_id
+WHERE (r.check_out >= $1::date - 31 AND r.check_in <= $2::date + 31)
+   OR r.id IN (SELECT reservation_id FROM work_orders
+               WHERE task_rule_id IS NOT NULL AND reservation_id IS NOT NULL
+                 AND status IN ('OPEN', 'ASSIGNED', 'ON_HOLD', 'IN_PROGRESS'))";
+
+/// The occurrences of every active rule over the stays (step 2).
+const OCCURRENCES: &str = "
+CREATE TEMP TABLE turnover_occurrences ON COMMIT DROP AS
+SELECT ru.id AS task_rule_id, s.id AS reservation_id, s.villa_id, o.idx AS occurrence_index, o.due
+FROM task_rules ru
+JOIN turnover_stays s
+  ON s.villa_id IS NOT NULL
+ AND (s.status = 'CONFIRMED' OR (s.status = 'OWNER_STAY' AND ru.include_owner_stays))
+ AND (NOT EXISTS (SELECT 1 FROM task_rule_villas v WHERE v.task_rule_id = ru.id)
+      OR EXISTS (SELECT 1 FROM task_rule_villas v WHERE v.task_rule_id = ru.id AND v.villa_id = s.villa_id))
+CROSS JOIN LATERAL (
+    SELECT 0 AS idx,
+           (CASE ru.trigger WHEN 'CHECKOUT' THEN s.check_out ELSE s.check_in END) + ru.offset_days AS due
+    WHERE ru.trigger <> 'MID_STAY'
+    UNION ALL
+    SELECT n, s.check_in + n * ru.every_nights + ru.offset_days
+    FROM generate_series(1, greatest(0, (s.check_out - s.check_in - 1) / ru.every_nights)) AS n
+    WHERE ru.trigger = 'MID_STAY'
+) o
+WHERE ru.archived_at IS NULL";
+
+/// Open work orders follow their occurrence (step 3). `$1` the generator.
+const MOVE: &str = "
+WITH changed AS (
+    SELECT w.id, w.status, w.due_date::date AS was, o.due, o.villa_id,
+           coalesce(ru.title, ru.name) AS title, ru.category
+    FROM work_orders w
+    JOIN turnover_occurrences o USING (task_rule_id, reservation_id, occurrence_index)
+    JOIN task_rules ru ON ru.id = w.task_rule_id
+    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
+      AND (w.due_date IS DISTINCT FROM o.due::timestamptz OR w.villa_id <> o.villa_id
+           OR w.title <> coalesce(ru.title, ru.name) OR w.category <> ru.category)
+    FOR UPDATE OF w
+),
+moved AS (
+    UPDATE work_orders w
+    SET due_date = c.due::timestamptz, villa_id = c.villa_id, title = c.title,
+        category = c.category, updated_at = now()
+    FROM changed c WHERE w.id = c.id
+    RETURNING w.id
+),
+history AS (
+    INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
+    SELECT uuid_v7(), c.id, c.status, c.status,
+           CASE WHEN c.was IS DISTINCT FROM c.due
+                THEN 'reservation moved: due ' || coalesce(c.was::text, 'none') || ' -> ' || c.due
+                ELSE 'task rule changed' END,
+           $1
+    FROM changed c JOIN moved m ON m.id = c.id
+    RETURNING 1
+)
+SELECT count(*) FROM history";
+
+/// Open work orders whose occurrence is gone are cancelled; started or finished ones flagged
+/// (step 3). Only work orders whose stay the run looked at, of rules still active.
+const CANCEL: &str = "
+WITH gone AS (
+    SELECT w.id, w.status,
+           CASE WHEN s.villa_id IS NULL OR s.status NOT IN ('CONFIRMED', 'OWNER_STAY')
+                THEN 'reservation cancelled' ELSE 'task rule no longer applies' END AS reason
+    FROM work_orders w
+    JOIN turnover_stays s ON s.id = w.reservation_id
+    JOIN task_rules ru ON ru.id = w.task_rule_id AND ru.archived_at IS NULL
+    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
+      AND NOT EXISTS (SELECT 1 FROM turnover_occurrences o
+                      WHERE (o.task_rule_id, o.reservation_id, o.occurrence_index)
+                          = (w.task_rule_id, w.reservation_id, w.occurrence_index))
+    FOR UPDATE OF w
+),
+cancelled AS (
+    UPDATE work_orders w SET status = 'CANCELLED', stay_cancelled = true, updated_at = now()
+    FROM gone g WHERE w.id = g.id
+    RETURNING w.id
+),
+history AS (
+    INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
+    SELECT uuid_v7(), g.id, g.status, 'CANCELLED', g.reason, $1
+    FROM gone g JOIN cancelled c ON c.id = g.id
+    RETURNING 1
+)
+SELECT count(*) FROM history";
+
+const FLAG: &str = "
+UPDATE work_orders w SET reservation_changed = true, updated_at = now()
+FROM turnover_stays s, task_rules ru
+WHERE s.id = w.reservation_id AND ru.id = w.task_rule_id AND ru.archived_at IS NULL
+  AND w.status IN ('IN_PROGRESS', 'COMPLETED') AND NOT w.reservation_changed
+  AND NOT EXISTS (SELECT 1 FROM turnover_occurrences o
+                  WHERE (o.task_rule_id, o.reservation_id, o.occurrence_index)
+                      = (w.task_rule_id, w.reservation_id, w.occurrence_index)
+                    AND o.due::timestamptz = w.due_date)";
+
+/// A stay that came back brings back the work orders cancelled with it, when still ahead.
+/// `$1` the generator, `$2` today.
+const RESTORE: &str = "
+WITH back AS (
+    SELECT w.id, o.due, o.villa_id
+    FROM work_orders w
+    JOIN turnover_occurrences o USING (task_rule_id, reservation_id, occurrence_index)
+    WHERE w.status = 'CANCELLED' AND w.stay_cancelled AND o.due >= $2::date
+    FOR UPDATE OF w
+),
+restored AS (
+    UPDATE work_orders w
+    SET status = CASE WHEN w.assignee_type IS NULL THEN 'OPEN' ELSE 'ASSIGNED' END,
+        stay_cancelled = false, due_date = b.due::timestamptz, villa_id = b.villa_id, updated_at = now()
+    FROM back b WHERE w.id = b.id
+    RETURNING w.id, w.status
+),
+history AS (
+    INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
+    SELECT uuid_v7(), id, 'CANCELLED', status, 'reservation restored', $1 FROM restored
+    RETURNING 1
+)
+SELECT count(*) FROM history";
+
+/// The occurrences inside the horizon without a work order get one, with the rule's checklist
+/// (step 4). `$1` the generator, `$2` today, `$3` the horizon's end.
+const CREATE: &str = "
+WITH created AS (
+    INSERT INTO work_orders (id, villa_id, title, category, priority, status, assignee_type,
+                             assignee_staff_id, due_date, created_by, source, reservation_id,
+                             task_rule_id, occurrence_index)
+    SELECT uuid_v7(), o.villa_id, coalesce(ru.title, ru.name), ru.category, ru.priority,
+           CASE WHEN ru.default_assignee_id IS NULL THEN 'OPEN' ELSE 'ASSIGNED' END,
+           CASE WHEN ru.default_assignee_id IS NULL THEN NULL ELSE 'TECHNICIAN' END,
+           ru.default_assignee_id, o.due::timestamptz, $1, 'TURNOVER', o.reservation_id,
+           o.task_rule_id, o.occurrence_index
+    FROM turnover_occurrences o
+    JOIN task_rules ru ON ru.id = o.task_rule_id
+    WHERE o.due BETWEEN $2::date AND $3::date
+      AND NOT EXISTS (SELECT 1 FROM work_orders w
+                      WHERE (w.task_rule_id, w.reservation_id, w.occurrence_index)
+                          = (o.task_rule_id, o.reservation_id, o.occurrence_index))
+    ORDER BY o.task_rule_id, o.reservation_id, o.occurrence_index
+    ON CONFLICT (task_rule_id, reservation_id, occurrence_index)
+        WHERE task_rule_id IS NOT NULL AND reservation_id IS NOT NULL DO NOTHING
+    RETURNING id, status, task_rule_id
+),
+checklist AS (
+    INSERT INTO work_order_checklist_items (id, work_order_id, position, text, kind, fail_category)
+    SELECT uuid_v7(), c.id, (e.ord - 1)::int, e.item->>'text',
+           coalesce(e.item->>'kind', 'CHECK'), coalesce(e.item->>'failCategory', 'GENERAL')
+    FROM created c
+    JOIN task_rules ru ON ru.id = c.task_rule_id
+    CROSS JOIN LATERAL jsonb_array_elements(ru.checklist) WITH ORDINALITY AS e(item, ord)
+    RETURNING 1
+),
+-- (Postgres runs every data-modifying CTE, read or not.)
+history AS (
+    INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
+    SELECT uuid_v7(), id, NULL, status, 'turnover', $1 FROM created
+    RETURNING 1
+)
+SELECT count(*) FROM history";
+
+/// A checkout's open work orders are a same-day turnover when another stay checks in to the
+/// villa on the checkout's day: flagged and at least HIGH; otherwise unflagged, with the rule's
+/// priority (step 5).
+const SAME_DAY: &str = "
+WITH wanted AS (
+    SELECT w.id,
+           EXISTS (SELECT 1 FROM turnover_stays n
+                   WHERE n.villa_id = s.villa_id AND n.id <> s.id AND n.check_in = s.check_out
+                     AND n.status IN ('CONFIRMED', 'OWNER_STAY')) AS same_day,
+           ru.priority
+    FROM work_orders w
+    JOIN turnover_stays s ON s.id = w.reservation_id
+    JOIN task_rules ru ON ru.id = w.task_rule_id AND ru.archived_at IS NULL AND ru.trigger = 'CHECKOUT'
+    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD') AND s.villa_id IS NOT NULL
+)
+UPDATE work_orders w
+SET same_day_turnover = x.same_day,
+    priority = CASE WHEN x.same_day AND x.priority IN ('LOW', 'MEDIUM') THEN 'HIGH' ELSE x.priority END,
+    updated_at = now()
+FROM wanted x
+WHERE w.id = x.id
+  AND (w.same_day_turnover <> x.same_day
+       OR w.priority <> CASE WHEN x.same_day AND x.priority IN ('LOW', 'MEDIUM') THEN 'HIGH' ELSE x.priority END)";
+
+/// One run over every active rule and the stays within `horizon` (the module's doc says what
+/// it does). Safe to run any number of times at once.
+pub async fn generate(conn: &mut PgConnection, horizon: Horizon) -> Result<Generated> {
+    let mut tx = conn.begin().await?;
+    // A set-returning function of each row: Postgres cannot cost it and would compile the
+    // statements (JIT) for longer than they run.
+    sqlx::query("SET LOCAL jit = off").execute(&mut *tx).await?;
+    sqlx::query(STAYS)
+        .bind(horizon.today)
+        .bind(horizon.until)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::raw_sql(
+        "CREATE INDEX ON turnover_stays (id); CREATE INDEX ON turnover_stays (villa_id, check_in)",
+    )
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(OCCURRENCES).execute(&mut *tx).await?;
+    sqlx::raw_sql(
+        "CREATE INDEX ON turnover_occurrences (task_rule_id, reservation_id, occurrence_index);
+         ANALYZE turnover_stays; ANALYZE turnover_occurrences",
+    )
+    .execute(&mut *tx)
+    .await?;
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    let moved: i64 = sqlx::query_scalar(MOVE)
+        .bind(GENERATOR)
+        .fetch_one(&mut *tx)
+        .await?;
+    let cancelled: i64 = sqlx::query_scalar(CANCEL)
+        .bind(GENERATOR)
+        .fetch_one(&mut *tx)
+        .await?;
+    let flagged = sqlx::query(FLAG).execute(&mut *tx).await?.rows_affected();
+    let restored: i64 = sqlx::query_scalar(RESTORE)
+        .bind(GENERATOR)
+        .bind(horizon.today)
+        .fetch_one(&mut *tx)
+        .await?;
+    let created: i64 = sqlx::query_scalar(CREATE)
+        .bind(GENERATOR)
+        .bind(horizon.today)
+        .bind(horizon.until)
+        .fetch_one(&mut *tx)
+        .await?;
+    sqlx::query(SAME_DAY).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(Generated {
+        created: count(created),
+        moved: count(moved),
+        cancelled: count(cancelled),
+        restored: count(restored),
+        flagged,
+    })
+}
