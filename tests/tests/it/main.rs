@@ -23,4 +23,5 @@ mod reporting_exports;
 mod reporting_reads;
 mod reporting_sync;
 mod storage_contract;
+mod task_rules;
 mod uploads;
