@@ -103,6 +103,11 @@ pub fn allows(roles: &[Role], requirement: Requirement) -> bool {
 const MANAGED: &[(&str, &str)] = &[
     ("POST", "/maintenance/pmp/templates"),
     ("POST", "/maintenance/vendors/{id}/ratings"),
+    // What work the calendar generates, for which villas and drawing what stock, is decided by
+    // managers; staff carry out the work orders the rules make.
+    ("POST", "/maintenance/task-rules"),
+    ("PATCH", "/maintenance/task-rules/{id}"),
+    ("POST", "/maintenance/task-rules/{id}/archive"),
     // What the storeroom holds is decided by managers; staff record what happens to it
     // (movements, transfers, alerts).
     ("POST", "/inventory/items"),
@@ -256,5 +261,32 @@ mod tests {
             requirement(&post, "/reporting/export/{exportId}"),
             Requirement::Permission(Area::Reporting, Access::Write)
         );
+    }
+
+    /// Task rules are read by every role and decided by managers and admins.
+    #[test]
+    fn task_rules_are_managed() {
+        let writes = [
+            (Method::POST, "/maintenance/task-rules"),
+            (Method::PATCH, "/maintenance/task-rules/{id}"),
+            (Method::POST, "/maintenance/task-rules/{id}/archive"),
+        ];
+        for (method, path) in &writes {
+            let needed = requirement(method, path);
+            assert_eq!(
+                needed,
+                Requirement::Permission(Area::Maintenance, Access::Manage),
+                "{method} {path}"
+            );
+            assert!(!allows(&[Role::Staff], needed), "{method} {path}");
+            assert!(!allows(&[Role::Viewer], needed), "{method} {path}");
+            assert!(allows(&[Role::Manager], needed), "{method} {path}");
+            assert!(allows(&[Role::Admin], needed), "{method} {path}");
+        }
+        for path in ["/maintenance/task-rules", "/maintenance/task-rules/{id}"] {
+            for role in Role::ALL {
+                assert!(allows(&[role], requirement(&Method::GET, path)), "{role:?}");
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod assets;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;
+pub mod task_rules;
 pub mod timesheets;
 pub mod vendors;
 pub mod work_orders;
@@ -22,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(assets::router())
         .merge(emergencies::router())
         .merge(pmp::router())
+        .merge(task_rules::router())
         .merge(field_notes::router())
         .merge(timesheets::router())
         .merge(vendors::router())

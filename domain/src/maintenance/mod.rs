@@ -6,6 +6,7 @@ pub mod assets;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;
+pub mod task_rules;
 pub mod timesheets;
 pub mod turnovers;
 pub mod vendors;
@@ -28,6 +29,32 @@ pub const CATEGORIES: &[&str] = &[
     "GENERAL",
     "OTHER",
 ];
+
+/// The categories a work order may have: [`CATEGORIES`] and INSPECTION (what task rules open
+/// before a stay). Assets and vendors keep [`CATEGORIES`]: their tables refuse INSPECTION.
+pub const WORK_ORDER_CATEGORIES: &[&str] = &[
+    "HVAC",
+    "ELECTRICAL",
+    "PLUMBING",
+    "WATER",
+    "POOL",
+    "GARDEN",
+    "APPLIANCE",
+    "STRUCTURAL",
+    "PEST_CONTROL",
+    "CLEANING",
+    "SECURITY",
+    "IT_NETWORK",
+    "GENERAL",
+    "OTHER",
+    "INSPECTION",
+];
+
+/// What a task rule's date counts from: a stay's checkout or check-in, or every few nights of it.
+pub const TRIGGERS: &[&str] = &["CHECKOUT", "CHECKIN", "MID_STAY"];
+
+/// A checklist item's kind: ticked, or answered with a photo.
+pub const CHECKLIST_KINDS: &[&str] = &["CHECK", "PHOTO_REQUIRED"];
 
 pub const PRIORITIES: &[&str] = &["LOW", "MEDIUM", "HIGH", "URGENT"];
 
@@ -453,5 +480,72 @@ pub mod views {
         storage_url: Option<String>,
         created_by: String,
         created_at: DateTime<Utc>,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum Trigger {
+        Checkout,
+        Checkin,
+        MidStay,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ChecklistKind {
+        Check,
+        PhotoRequired,
+    }
+
+    /// One item of a task rule's checklist.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct RuleChecklistItem {
+        text: String,
+        kind: ChecklistKind,
+        /// The category of the repair a failed item opens (a work-order category).
+        fail_category: String,
+    }
+
+    /// What a work order of the rule draws from its villa's stock (the item with this SKU).
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct RuleConsumable {
+        item_sku: String,
+        /// Drawn once per stay (at most 3 decimals, exact).
+        per_stay: f64,
+        /// Drawn per night of the stay (at most 3 decimals, exact).
+        per_night: f64,
+    }
+
+    /// A task rule.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct TaskRule {
+        id: Uuid,
+        name: String,
+        trigger: Trigger,
+        /// Days added to the trigger's date, -30 to 30.
+        offset_days: i32,
+        /// MID_STAY only: one occurrence after every this many nights of a longer stay.
+        every_nights: Option<i32>,
+        /// The villas it applies to, sorted; empty: every villa linked to a listing.
+        villa_ids: Vec<Uuid>,
+        /// A work-order category (INSPECTION included).
+        category: String,
+        priority: Priority,
+        /// The work orders' title as stored; null: the rule's name.
+        title: Option<String>,
+        /// The staff member its work orders are assigned to.
+        default_assignee_id: Option<Uuid>,
+        include_owner_stays: bool,
+        checklist: Vec<RuleChecklistItem>,
+        consumables: Vec<RuleConsumable>,
+        /// When it was archived (it generates nothing since); null while active.
+        archived_at: Option<DateTime<Utc>>,
+        /// The token subject of who created it.
+        created_by: String,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
     }
 }

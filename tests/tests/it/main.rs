@@ -23,5 +23,6 @@ mod reporting_exports;
 mod reporting_reads;
 mod reporting_sync;
 mod storage_contract;
+mod task_rules;
 mod turnovers;
 mod uploads;
