@@ -1,4 +1,5 @@
-//! Planned maintenance: how far ahead and how far back work orders are generated (`PM_*`).
+//! The work orders generated for the maintenance surface: planned maintenance's (`PM_*`) and the
+//! turnovers' (`TURNOVER_HORIZON_DAYS`).
 
 use super::env::Env;
 
@@ -27,4 +28,30 @@ pub(super) fn planned_maintenance_settings(env: &mut Env<'_>) -> PlannedMaintena
 pub(super) fn check_planned_maintenance(env: &mut Env<'_>, settings: &PlannedMaintenanceSettings) {
     env.days_at_most("PM_LEAD_DAYS", settings.lead_days, 366);
     env.days_at_most("PM_CATCH_UP_DAYS", settings.catch_up_days, 366);
+}
+
+/// Turnovers: how far ahead the stays on the books get their work orders (task rules). (How often
+/// the scheduler runs the generation, `TURNOVER_INTERVAL_SECS`, is declared beside the job:
+/// `jobs::Periodic`.)
+#[derive(Debug, Clone)]
+pub struct TurnoverSettings {
+    /// `TURNOVER_HORIZON_DAYS` (default 60, 1 to 366): occurrences from today to this many days
+    /// ahead get their work order.
+    pub horizon_days: u32,
+}
+
+/// `TURNOVER_HORIZON_DAYS`; problems go to `env` like every other setting's.
+pub(super) fn turnover_settings(env: &mut Env<'_>) -> TurnoverSettings {
+    TurnoverSettings {
+        horizon_days: env.parsed("TURNOVER_HORIZON_DAYS", 60u32, "a whole number of days"),
+    }
+}
+
+/// At least a day, at most 366: a longer horizon would enumerate a year of stays on every run.
+pub(super) fn check_turnovers(env: &mut Env<'_>, settings: &TurnoverSettings) {
+    env.days_at_most("TURNOVER_HORIZON_DAYS", settings.horizon_days, 366);
+    if settings.horizon_days == 0 {
+        env.problems
+            .push("TURNOVER_HORIZON_DAYS must be at least 1 day".into());
+    }
 }

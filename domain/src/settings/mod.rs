@@ -40,7 +40,7 @@ pub use self::{
     env::{AppEnv, Lookup, SettingsError, dev_dir, seconds_setting},
     inventory::StockAlertSettings,
     jobs::JobSettings,
-    maintenance::PlannedMaintenanceSettings,
+    maintenance::{PlannedMaintenanceSettings, TurnoverSettings},
     metrics::MetricsSettings,
     pms::{PmsCredentials, PmsSettings},
     reporting::ReportingSettings,
@@ -51,7 +51,9 @@ use self::{
     inventory::{check_stock_alerts, stock_alert_settings},
     jobs::{check_job_settings, job_settings},
     keys::data_encryption_key,
-    maintenance::{check_planned_maintenance, planned_maintenance_settings},
+    maintenance::{
+        check_planned_maintenance, check_turnovers, planned_maintenance_settings, turnover_settings,
+    },
     metrics::metrics_settings,
     pms::pms_settings,
     reporting::reporting_settings,
@@ -79,6 +81,7 @@ pub struct CoreSettings {
     pub log_json: bool,
     pub planned_maintenance: PlannedMaintenanceSettings,
     pub stock_alerts: StockAlertSettings,
+    pub turnovers: TurnoverSettings,
     /// `BUSINESS_TIME_ZONE` (IANA name, default `UTC`): whose day "today" is (a timesheet's
     /// latest date, due dates, expiry alerts, reports' default periods).
     pub business_time_zone: crate::clock::BusinessZone,
@@ -134,10 +137,12 @@ impl CoreSettings {
         let data_encryption_key = data_encryption_key(env);
         let planned_maintenance = planned_maintenance_settings(env);
         let stock_alerts = stock_alert_settings(env);
+        let turnovers = turnover_settings(env);
         // The day counts' bounds, once every count is read: problems keep their order (each
         // malformed count, then each count out of bounds).
         check_planned_maintenance(env, &planned_maintenance);
         check_stock_alerts(env, &stock_alerts);
+        check_turnovers(env, &turnovers);
         let business_time_zone = env.parsed(
             "BUSINESS_TIME_ZONE",
             crate::clock::BusinessZone::default(),
@@ -167,6 +172,7 @@ impl CoreSettings {
             log_json,
             planned_maintenance,
             stock_alerts,
+            turnovers,
             business_time_zone,
             pms,
             reporting,
