@@ -5,6 +5,7 @@
 //! `error.fields`.
 
 pub mod assets;
+pub mod checklists;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;
@@ -20,6 +21,7 @@ use crate::state::AppState;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(work_orders::router())
+        .merge(checklists::router())
         .merge(assets::router())
         .merge(emergencies::router())
         .merge(pmp::router())
@@ -33,6 +35,11 @@ pub use crate::query::{id_filter, set_filter};
 
 pub fn category_param() -> utoipa::openapi::schema::Object {
     crate::query::one_of(domain::maintenance::CATEGORIES)
+}
+
+/// Work orders' categories: the others' and INSPECTION.
+pub fn work_order_category_param() -> utoipa::openapi::schema::Object {
+    crate::query::one_of(domain::maintenance::WORK_ORDER_CATEGORIES)
 }
 
 pub fn condition_param() -> utoipa::openapi::schema::Object {

@@ -6,7 +6,7 @@ use axum::{Json, extract::State, http::StatusCode};
 use domain::{
     Problems,
     maintenance::{
-        ASSIGNEE_TYPES, CATEGORIES, COMMENT_TYPES, PRIORITIES, views,
+        ASSIGNEE_TYPES, COMMENT_TYPES, PRIORITIES, SOURCES, WORK_ORDER_CATEGORIES, views,
         work_orders::{self, Assignee, CREATE_FIELDS, Filter, STATUSES, UPDATE_FIELDS, Update},
     },
     record::{Kind, SchemaUse, json_schema, members, parse_patch},
@@ -35,7 +35,7 @@ pub struct WorkOrderQuery {
     status: Option<String>,
     #[param(inline, value_type = Option<views::Priority>)]
     priority: Option<String>,
-    #[param(schema_with = super::category_param)]
+    #[param(schema_with = super::work_order_category_param)]
     category: Option<String>,
     #[param(value_type = Option<Uuid>)]
     villa_id: Option<String>,
@@ -45,6 +45,15 @@ pub struct WorkOrderQuery {
     /// The planned-maintenance schedule that generated it.
     #[param(value_type = Option<Uuid>)]
     schedule_id: Option<String>,
+    /// Where it came from: MANUAL, PLANNED, TURNOVER or INSPECTION.
+    #[param(inline, value_type = Option<views::WorkOrderSource>)]
+    source: Option<String>,
+    /// The PMS stay a turnover is for.
+    #[param(value_type = Option<Uuid>)]
+    reservation_id: Option<String>,
+    /// The task rule that generated it.
+    #[param(value_type = Option<Uuid>)]
+    task_rule_id: Option<String>,
 }
 
 /// Work orders, newest first, with the filters given.
@@ -61,10 +70,18 @@ pub async fn list(
     let filter = Filter {
         status: set_filter(&mut problems, "status", q.status.as_deref(), STATUSES),
         priority: set_filter(&mut problems, "priority", q.priority.as_deref(), PRIORITIES),
-        category: set_filter(&mut problems, "category", q.category.as_deref(), CATEGORIES),
+        category: set_filter(
+            &mut problems,
+            "category",
+            q.category.as_deref(),
+            WORK_ORDER_CATEGORIES,
+        ),
         villa_id: id_filter(&mut problems, "villaId", q.villa_id.as_deref()),
         assignee_id: id_filter(&mut problems, "assigneeId", q.assignee_id.as_deref()),
         schedule_id: id_filter(&mut problems, "scheduleId", q.schedule_id.as_deref()),
+        source: set_filter(&mut problems, "source", q.source.as_deref(), SOURCES),
+        reservation_id: id_filter(&mut problems, "reservationId", q.reservation_id.as_deref()),
+        task_rule_id: id_filter(&mut problems, "taskRuleId", q.task_rule_id.as_deref()),
     };
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
@@ -72,8 +89,8 @@ pub async fn list(
     Ok(JsonPageAnswer::new(found, page))
 }
 
-/// One work order with its description, asset, comments, status history, timesheet entries and
-/// total hours.
+/// One work order with its description, asset, comments, status history, timesheet entries, total
+/// hours, checklist, follow-ups and drawn consumables.
 #[utoipa::path(get, operation_id = "maintenance_work_orders_get", path = "/maintenance/work-orders/{id}", tag = "maintenance",
     params(("id" = Uuid, Path)),
     responses((status = 200, body = views::WorkOrderDetail)))]
@@ -134,7 +151,8 @@ CANCELLED is final. ASSIGNED only through assign; only managers and admins cance
     params(("id" = Uuid, Path)), request_body = WorkOrderUpdate,
     responses((status = 200, body = views::WorkOrderDetail),
         (status = 403, description = "Cancelling needs a manager or an admin"),
-        (status = 409, description = "`INVALID_STATUS_TRANSITION`: the message names the allowed next states")))]
+        (status = 409, description = "`INVALID_STATUS_TRANSITION`: the message names the allowed next states; \
+`CHECKLIST_INCOMPLETE`: COMPLETED with an unanswered checklist item, the message naming them and `items` listing them")))]
 pub async fn update(
     State(state): State<AppState>,
     user: CurrentUser,

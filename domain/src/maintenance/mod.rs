@@ -3,6 +3,7 @@
 //! point at the one villa row and, for technicians, at the one staff row.
 
 pub mod assets;
+pub mod checklists;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;
@@ -55,6 +56,10 @@ pub const TRIGGERS: &[&str] = &["CHECKOUT", "CHECKIN", "MID_STAY"];
 
 /// A checklist item's kind: ticked, or answered with a photo.
 pub const CHECKLIST_KINDS: &[&str] = &["CHECK", "PHOTO_REQUIRED"];
+
+/// Where a work order came from: opened by a person, planned maintenance, a task rule (a
+/// turnover), a failed checklist item.
+pub const SOURCES: &[&str] = &["MANUAL", "PLANNED", "TURNOVER", "INSPECTION"];
 
 pub const PRIORITIES: &[&str] = &["LOW", "MEDIUM", "HIGH", "URGENT"];
 
@@ -116,6 +121,71 @@ pub mod views {
         Urgent,
     }
 
+    /// Where a work order came from: opened by a person (MANUAL), planned maintenance
+    /// (PLANNED), a task rule for a stay (TURNOVER), a failed checklist item (INSPECTION).
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum WorkOrderSource {
+        Manual,
+        Planned,
+        Turnover,
+        Inspection,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ChecklistItemKind {
+        Check,
+        /// PASS needs a PHOTO field note of the work order.
+        PhotoRequired,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ChecklistResult {
+        Pass,
+        Fail,
+        Na,
+    }
+
+    /// One item of a work order's checklist.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ChecklistItem {
+        id: Uuid,
+        text: String,
+        kind: ChecklistItemKind,
+        /// Null until answered.
+        result: Option<ChecklistResult>,
+        notes: Option<String>,
+        /// The token subject of who answered it.
+        answered_by: Option<String>,
+        answered_at: Option<DateTime<Utc>>,
+        /// The field note it was answered with (a PHOTO one for a PASS of a PHOTO_REQUIRED item).
+        field_note_id: Option<Uuid>,
+        /// The work order its FAIL opened (once per item).
+        follow_up_work_order_id: Option<Uuid>,
+    }
+
+    /// A work order opened by a failed item of this one's checklist.
+    #[derive(serde::Serialize, ToSchema)]
+    pub struct FollowUp {
+        id: Uuid,
+        title: String,
+        status: WorkOrderStatus,
+    }
+
+    /// What completing a turnover drew from the villa's stock.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ConsumableDraw {
+        item_sku: String,
+        wanted: f64,
+        drawn: f64,
+        /// What the stock lacked: `wanted - drawn`.
+        shortfall: f64,
+    }
+
     /// A work order in a list.
     #[derive(serde::Serialize, ToSchema)]
     #[schema(rename_all = "camelCase")]
@@ -133,7 +203,19 @@ pub mod views {
         assignee_type: Option<AssigneeType>,
         villa: NamedRef,
         assignee: Option<Assignee>,
+        /// For a generated work order, the date of its occurrence.
         due_date: Option<DateTime<Utc>>,
+        source: WorkOrderSource,
+        /// The PMS stay a turnover is for.
+        reservation_id: Option<Uuid>,
+        /// The task rule that generated it.
+        task_rule_id: Option<Uuid>,
+        /// The villa has a check-in on the day of this check-out.
+        same_day_turnover: bool,
+        /// The stay moved or was cancelled after the work started.
+        reservation_changed: bool,
+        /// The work order whose failed checklist item opened this one.
+        parent_work_order_id: Option<Uuid>,
         created_at: DateTime<Utc>,
     }
 
@@ -199,6 +281,12 @@ pub mod views {
         history: Vec<StatusChange>,
         timesheets: Vec<TimesheetEntry>,
         total_hours: f64,
+        /// Its checklist in order; empty when it has none.
+        checklist: Vec<ChecklistItem>,
+        /// The work orders its failed checklist items opened, oldest first.
+        follow_ups: Vec<FollowUp>,
+        /// What completing it drew from the villa's stock; null until drawn.
+        consumables: Option<Vec<ConsumableDraw>>,
     }
 
     #[derive(serde::Serialize, ToSchema)]
@@ -547,5 +635,15 @@ pub mod views {
         created_by: String,
         created_at: DateTime<Utc>,
         updated_at: DateTime<Utc>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn work_order_categories_are_the_categories_and_inspection() {
+        let mut expected = super::CATEGORIES.to_vec();
+        expected.push("INSPECTION");
+        assert_eq!(super::WORK_ORDER_CATEGORIES, expected.as_slice());
     }
 }

@@ -323,11 +323,11 @@ macro_rules! generate_sql {
              ),
              created AS (
                  INSERT INTO work_orders (id, villa_id, asset_id, title, description, category, priority, status,
-                                          assignee_type, assignee_staff_id, due_date, schedule_id, occurrence_date, created_by)
+                                          assignee_type, assignee_staff_id, due_date, schedule_id, occurrence_date, created_by, source)
                  SELECT uuid_v7(), a.villa_id, a.id, t.name, t.description, t.category, t.priority,
                         CASE WHEN s.assignee_id IS NULL THEN 'OPEN' ELSE 'ASSIGNED' END,
                         CASE WHEN s.assignee_id IS NULL THEN NULL ELSE 'TECHNICIAN' END, s.assignee_id,
-                        d.occurrence::timestamptz, s.id, d.occurrence, $3
+                        d.occurrence::timestamptz, s.id, d.occurrence, $3, 'PLANNED'
                  FROM due d JOIN pm_schedules s ON s.id = d.schedule_id
                  JOIN pm_templates t ON t.id = s.template_id JOIN assets a ON a.id = s.asset_id
                  WHERE d.occurrence <= $2

@@ -5,7 +5,7 @@ use serde_json::Value;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
-use super::{CATEGORIES, PRIORITIES};
+use super::{PRIORITIES, WORK_ORDER_CATEGORIES};
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::record::{FieldSpec, Kind, Patch, field, required};
 use crate::{Error, Result};
@@ -36,7 +36,7 @@ pub fn next_statuses(from: &str) -> &'static [&'static str] {
 pub const CREATE_FIELDS: &[FieldSpec] = &[
     required("title", "title", Kind::Text(200)),
     required("villaId", "villa_id", Kind::Uuid),
-    required("category", "category", Kind::OneOf(CATEGORIES)),
+    required("category", "category", Kind::OneOf(WORK_ORDER_CATEGORIES)),
     required("priority", "priority", Kind::OneOf(PRIORITIES)),
     field("description", "description", Kind::Text(5000)),
     field("assetId", "asset_id", Kind::Uuid),
@@ -48,7 +48,7 @@ pub const UPDATE_FIELDS: &[FieldSpec] = &[
     required("title", "title", Kind::Text(200)),
     field("description", "description", Kind::Text(5000)),
     required("priority", "priority", Kind::OneOf(PRIORITIES)),
-    required("category", "category", Kind::OneOf(CATEGORIES)),
+    required("category", "category", Kind::OneOf(WORK_ORDER_CATEGORIES)),
     field("dueDate", "due_date", Kind::Timestamp),
 ];
 
@@ -97,7 +97,7 @@ pub async fn check_asset_of_villa(
     }
 }
 
-async fn record_history(
+pub(super) async fn record_history(
     conn: &mut PgConnection,
     id: Uuid,
     from: Option<&str>,
@@ -135,7 +135,7 @@ pub struct Update {
 }
 
 /// Locks the work order and answers its status (404 when there is none).
-async fn lock(conn: &mut PgConnection, id: Uuid) -> Result<String> {
+pub(super) async fn lock(conn: &mut PgConnection, id: Uuid) -> Result<String> {
     sqlx::query_scalar("SELECT status FROM work_orders WHERE id = $1 FOR UPDATE")
         .bind(id)
         .fetch_optional(&mut *conn)
@@ -184,6 +184,9 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> 
     if !next_statuses(&from).contains(&to) {
         return Err(refused_move(&from, to));
     }
+    if to == "COMPLETED" {
+        check_checklist_answered(conn, id).await?;
+    }
     let reopening = from == "COMPLETED";
     if to == "ON_HOLD" && u.hold_reason.is_none() {
         return Err(Error::invalid(
@@ -223,6 +226,34 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> 
         _ => u.reason.as_deref(),
     };
     record_history(conn, id, Some(&from), to, reason, by).await
+}
+
+/// A work order whose checklist has an unanswered item cannot be COMPLETED: 409
+/// `CHECKLIST_INCOMPLETE` naming the items (their texts in the message, `items` beside it). Runs
+/// under the work order's row lock, which answering an item also takes.
+async fn check_checklist_answered(conn: &mut PgConnection, id: Uuid) -> Result<()> {
+    let open: Vec<(Uuid, String)> = sqlx::query_as(
+        "SELECT id, text FROM work_order_checklist_items
+         WHERE work_order_id = $1 AND result IS NULL ORDER BY position",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await?;
+    if open.is_empty() {
+        return Ok(());
+    }
+    let texts: Vec<String> = open.iter().map(|(_, t)| format!("\"{t}\"")).collect();
+    Err(Error::ConflictWith {
+        code: "CHECKLIST_INCOMPLETE",
+        message: format!(
+            "the checklist has {} unanswered item(s): {}",
+            open.len(),
+            texts.join(", ")
+        ),
+        details: serde_json::json!({
+            "items": open.iter().map(|(id, text)| serde_json::json!({"id": id, "text": text})).collect::<Vec<_>>(),
+        }),
+    })
 }
 
 /// Who a work order is assigned to.
@@ -328,6 +359,9 @@ pub struct Filter {
     /// A staff member or a vendor.
     pub assignee_id: Option<Uuid>,
     pub schedule_id: Option<Uuid>,
+    pub source: Option<&'static str>,
+    pub reservation_id: Option<Uuid>,
+    pub task_rule_id: Option<Uuid>,
 }
 
 // A work order row (alias `w`) as a list item.
@@ -343,7 +377,10 @@ macro_rules! work_order_item {
                 WHEN w.assignee_vendor_id IS NOT NULL THEN (SELECT jsonb_build_object('id', vd.id,
                     'name', vd.company_name, 'type', 'VENDOR') FROM vendors vd WHERE vd.id = w.assignee_vendor_id)
                 END,
-            'dueDate', w.due_date, 'createdAt', w.created_at)"
+            'dueDate', w.due_date, 'source', w.source, 'reservationId', w.reservation_id,
+            'taskRuleId', w.task_rule_id, 'sameDayTurnover', w.same_day_turnover,
+            'reservationChanged', w.reservation_changed, 'parentWorkOrderId', w.parent_work_order_id,
+            'createdAt', w.created_at)"
     };
 }
 
@@ -374,6 +411,16 @@ impl Filter {
         if let Some(schedule_id) = self.schedule_id {
             sql.push(" AND w.schedule_id = ").push_bind(schedule_id);
         }
+        if let Some(source) = self.source {
+            sql.push(" AND w.source = ").push_bind(source);
+        }
+        if let Some(reservation_id) = self.reservation_id {
+            sql.push(" AND w.reservation_id = ")
+                .push_bind(reservation_id);
+        }
+        if let Some(task_rule_id) = self.task_rule_id {
+            sql.push(" AND w.task_rule_id = ").push_bind(task_rule_id);
+        }
     }
 }
 
@@ -390,7 +437,7 @@ pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Res
 }
 
 /// One work order with its description, asset, schedule, comments, status history, timesheet
-/// entries and total hours.
+/// entries and total hours, checklist, follow-ups and drawn consumables.
 pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     sqlx::query_scalar(concat!(
         "SELECT ",
@@ -411,7 +458,14 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
                 'activityType', t.activity_type, 'date', t.work_date, 'staffId', t.staff_id, 'loggedBy', t.logged_by,
                 'notes', t.notes) ORDER BY t.work_date, t.created_at, t.id)
                 FROM timesheets t WHERE t.work_order_id = w.id), '[]'),
-            'totalHours', (SELECT coalesce(sum(t.hours), 0) FROM timesheets t WHERE t.work_order_id = w.id))",
+            'totalHours', (SELECT coalesce(sum(t.hours), 0) FROM timesheets t WHERE t.work_order_id = w.id),
+            'checklist', coalesce((SELECT jsonb_agg(jsonb_build_object('id', i.id, 'text', i.text, 'kind', i.kind,
+                'result', i.result, 'notes', i.notes, 'answeredBy', i.answered_by, 'answeredAt', i.answered_at,
+                'fieldNoteId', i.field_note_id, 'followUpWorkOrderId', i.follow_up_work_order_id) ORDER BY i.position)
+                FROM work_order_checklist_items i WHERE i.work_order_id = w.id), '[]'),
+            'followUps', coalesce((SELECT jsonb_agg(jsonb_build_object('id', f.id, 'title', f.title, 'status', f.status)
+                ORDER BY f.created_at, f.id) FROM work_orders f WHERE f.parent_work_order_id = w.id), '[]'),
+            'consumables', w.consumables)",
         " FROM work_orders w JOIN villas v ON v.id = w.villa_id WHERE w.id = $1"
     ))
     .bind(id)

@@ -4,6 +4,7 @@
 mod admin_jobs;
 mod auth;
 mod bounded_input;
+mod checklists;
 mod document_jobs;
 mod health;
 mod http_errors;

@@ -352,6 +352,7 @@ async fn a_schedule_starting_today_gets_its_work_order_within_seconds(pool: PgPo
     assert_eq!(order["assignee"]["id"], technician.as_str());
     assert_eq!(order["scheduleId"], id.as_str());
     assert_eq!(order["occurrenceDate"], today.to_string());
+    assert_eq!(order["source"], "PLANNED");
     assert!(
         order["dueDate"]
             .as_str()

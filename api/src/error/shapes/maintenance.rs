@@ -35,8 +35,18 @@ pub struct MaintenanceErrorBody {
     code: String,
     message: String,
     status_code: u16,
-    /// Every bad field of a VALIDATION_ERROR.
+    /// Every bad field of a VALIDATION_ERROR (and the field of a PHOTO_REQUIRED).
     fields: Option<Vec<FieldProblem>>,
+    /// CHECKLIST_INCOMPLETE: the unanswered checklist items.
+    items: Option<Vec<UnansweredItem>>,
+}
+
+/// A checklist item still to answer.
+#[derive(serde::Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct UnansweredItem {
+    id: uuid::Uuid,
+    text: String,
 }
 
 /// `/maintenance`.
