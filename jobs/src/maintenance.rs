@@ -1,12 +1,15 @@
 //! Queue `maintenance`: the generation of planned-maintenance work orders
 //! (`domain::maintenance::pmp::generate`), enqueued by the scheduler every
-//! `PM_GENERATE_INTERVAL_SECS` and at once when a schedule is created.
+//! `PM_GENERATE_INTERVAL_SECS` and at once when a schedule is created; and of turnover work
+//! orders (`domain::maintenance::turnovers::generate`), every `TURNOVER_INTERVAL_SECS` and at
+//! once when a task rule changes.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::{Job, JobContext, JobError, Queue};
+use domain::job_store::DEDUPE_WHILE_QUEUED;
 
 /// Creates the work order of every occurrence due within the lead time that has none. Running it
 /// twice, at once or after a restart, creates nothing more: one work order per schedule and
@@ -59,5 +62,51 @@ impl Job for GeneratePlannedWork {
         let created =
             domain::maintenance::pmp::generate(&mut conn, window, self.schedule_id).await?;
         Ok(json!({ "created": created, "from": window.from, "until": window.until }))
+    }
+}
+
+/// Keeps the turnover work orders in step with the stays and the task rules: creates what the
+/// occurrences inside `TURNOVER_HORIZON_DAYS` lack, moves, cancels, restores and flags what the
+/// stays' changes imply. Runs at once are safe (one work order per rule, stay and occurrence is a
+/// unique index); while one run waits in the queue another enqueue adds nothing (its dedupe key
+/// holds only while queued), and one enqueued while a run works runs after it, on what changed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct GenerateTurnovers {
+    /// The scheduler tick this run belongs to (one job per tick, however many schedulers fire).
+    #[serde(default)]
+    pub tick: Option<String>,
+}
+
+/// The scheduler runs the generation every `TURNOVER_INTERVAL_SECS`, so that today's horizon
+/// moves on even when nothing changes.
+impl crate::Periodic for GenerateTurnovers {
+    const INTERVAL_SETTING: &'static str = "TURNOVER_INTERVAL_SECS";
+    const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(900);
+
+    fn for_tick(tick: String) -> Self {
+        Self { tick: Some(tick) }
+    }
+}
+
+impl Job for GenerateTurnovers {
+    const KIND: &'static str = "maintenance.generate_turnovers";
+    const QUEUE: Queue = Queue::Maintenance;
+
+    fn dedupe_key(&self) -> Option<String> {
+        Some(match &self.tick {
+            Some(tick) => format!("{}:tick:{tick}", Self::KIND),
+            None => format!("{DEDUPE_WHILE_QUEUED}{}", Self::KIND),
+        })
+    }
+
+    async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
+        let horizon = domain::maintenance::turnovers::Horizon::new(
+            ctx.services.business_time_zone.today(),
+            ctx.services.turnover_horizon_days,
+        );
+        let mut conn = ctx.pool.acquire().await?;
+        let generated = domain::maintenance::turnovers::generate(&mut conn, horizon).await?;
+        Ok(json!({"generated": generated, "from": horizon.today, "until": horizon.until}))
     }
 }

@@ -23,6 +23,8 @@ pub struct JobServices {
     /// `PM_CATCH_UP_DAYS`: how far back missed planned-maintenance occurrences still get a work
     /// order.
     pub pm_catch_up_days: u32,
+    /// `TURNOVER_HORIZON_DAYS`: how far ahead stays get their turnover work orders.
+    pub turnover_horizon_days: u32,
     /// `BUSINESS_TIME_ZONE`: whose "today" due dates and expiry are measured against.
     pub business_time_zone: domain::clock::BusinessZone,
     /// `PMS_*`: the property-management system the `pms` jobs read.
@@ -60,6 +62,7 @@ impl JobServices {
             pm_lead_days: settings.planned_maintenance.lead_days,
             expiry_alert_days: settings.stock_alerts.expiry_days,
             pm_catch_up_days: settings.planned_maintenance.catch_up_days,
+            turnover_horizon_days: settings.turnovers.horizon_days,
             business_time_zone: settings.business_time_zone,
             pms: settings.pms.clone(),
             cipher: FieldCipher::new(&settings.data_encryption_key),

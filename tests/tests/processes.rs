@@ -1824,6 +1824,7 @@ fn the_documented_defaults_are_the_ones_the_code_has() {
     let mut code = domain::settings::defaults();
     code.extend([
         interval::<jobs::maintenance::GeneratePlannedWork>(),
+        interval::<jobs::maintenance::GenerateTurnovers>(),
         interval::<jobs::alerts::EvaluateStockAlerts>(),
         interval::<jobs::pms::ScheduleSync>(),
         interval::<jobs::exports::ExpireExports>(),

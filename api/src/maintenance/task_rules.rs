@@ -1,6 +1,8 @@
 //! `/maintenance/task-rules`: the rules that turn stays into work orders (turnovers,
 //! inspections): list, get, create, `PATCH` and archive. Reads are for every role; creating,
-//! changing and archiving a rule are managers' and admins' (the permission table says so).
+//! changing and archiving a rule are managers' and admins' (the permission table says so). Each
+//! of those enqueues the turnover generation in its transaction (`jobs::maintenance::
+//! GenerateTurnovers`), so a new rule covers the stays already on the books within seconds.
 
 use axum::{Json, extract::State, http::StatusCode};
 use domain::{
@@ -15,6 +17,7 @@ use domain::{
     },
     record::{AMOUNT_MAX, SchemaUse, json_schema, parse_patch},
 };
+use jobs::{Job, maintenance::GenerateTurnovers};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa::IntoParams;
@@ -140,7 +143,9 @@ pub async fn create(
     let mut tx = state.pool.begin().await?;
     let id = task_rules::create(&mut tx, &patch, &lists, &user.subject).await?;
     let rule = task_rules::get(&mut tx, id).await?;
+    let generation = GenerateTurnovers::default().enqueue(&mut tx).await?;
     tx.commit().await?;
+    state.queues.push_in_background(vec![generation]);
     Ok((StatusCode::CREATED, Json(rule)))
 }
 
@@ -176,7 +181,9 @@ pub async fn update(
     let mut tx = state.pool.begin().await?;
     task_rules::update(&mut tx, id, patch, &body, &lists).await?;
     let rule = task_rules::get(&mut tx, id).await?;
+    let generation = GenerateTurnovers::default().enqueue(&mut tx).await?;
     tx.commit().await?;
+    state.queues.push_in_background(vec![generation]);
     Ok(Json(rule))
 }
 
@@ -192,7 +199,9 @@ pub async fn archive(
     let mut tx = state.pool.begin().await?;
     task_rules::archive(&mut tx, id).await?;
     let rule = task_rules::get(&mut tx, id).await?;
+    let generation = GenerateTurnovers::default().enqueue(&mut tx).await?;
     tx.commit().await?;
+    state.queues.push_in_background(vec![generation]);
     Ok(Json(rule))
 }
 

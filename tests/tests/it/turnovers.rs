@@ -410,3 +410,48 @@ async fn two_runs_at_once_create_one_work_order_per_occurrence(pool: PgPool) {
     // 10 checkouts (those from today on) and 2 mid-stay occurrences of each 5-night stay.
     assert_eq!(rows, 10 + 20);
 }
+
+/// A rule created through the API covers the stays already on the books within seconds: its
+/// creation enqueues the generation, which a maintenance worker runs; archiving it leaves its
+/// work orders as they are.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_new_rule_covers_the_stays_on_the_books_through_the_worker(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let _worker =
+        app.worker(jobs::JobRegistry::new().register::<jobs::maintenance::GenerateTurnovers>());
+    let today = app.core.business_time_zone.today();
+    let villa = linked_villa(&app, 506, "Villa Worker").await;
+    let booked = stay(&pool, 9501, 506, "CONFIRMED", day(today, 3), day(today, 7)).await;
+    let (status, body) = crate::management_villas::send(
+        &app,
+        reqwest::Method::POST,
+        "/maintenance/task-rules",
+        "manager",
+        Some(
+            json!({"name": "Turnover clean", "trigger": "CHECKOUT", "category": "CLEANING",
+                    "villaIds": [villa], "checklist": [{"text": "Beds made"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let rule: Uuid = body["id"].as_str().unwrap().parse().unwrap();
+    let work = tests::eventually(Duration::from_secs(20), || async {
+        let work = work_of(&pool, booked).await;
+        (!work.is_empty()).then_some(work)
+    })
+    .await
+    .expect("the rule's work order within seconds");
+    assert_eq!((work[0].0, work[0].2), (rule, day(today, 7)));
+
+    let (status, _) = crate::management_villas::send(
+        &app,
+        reqwest::Method::POST,
+        &format!("/maintenance/task-rules/{rule}/archive"),
+        "manager",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(generate(&app).await, Generated::default());
+    assert_eq!(work_of(&pool, booked).await[0].3, "OPEN", "left as it is");
+}

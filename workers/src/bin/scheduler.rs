@@ -7,7 +7,8 @@
 //! The table:
 //! - each periodic job (`jobs::Periodic`, declared beside the job with the setting of its
 //!   interval), every that many seconds from start: planned-maintenance generation
-//!   (`PM_GENERATE_INTERVAL_SECS`, default 900), the stock alerts of every item
+//!   (`PM_GENERATE_INTERVAL_SECS`, default 900), the turnover work orders of the stays on the
+//!   books (`TURNOVER_INTERVAL_SECS`, default 900), the stock alerts of every item
 //!   (`ALERT_EVALUATION_INTERVAL_SECS`, default 900), the incremental PMS sync
 //!   (`PMS_SYNC_INTERVAL_SECS`, default 900; nothing while the PMS is not configured) and the
 //!   removal of expired reporting exports (`EXPORT_EXPIRY_INTERVAL_SECS`, default 3600). A tick
@@ -52,6 +53,7 @@ struct Scheduler {
 fn table(lookup: Lookup<'_>, retention_days: u32) -> anyhow::Result<Vec<Entry>> {
     let periodic_jobs = [
         periodic::<GeneratePlannedWork>(lookup),
+        periodic::<jobs::maintenance::GenerateTurnovers>(lookup),
         periodic::<EvaluateStockAlerts>(lookup),
         periodic::<jobs::pms::ScheduleSync>(lookup),
         periodic::<jobs::exports::ExpireExports>(lookup),
@@ -328,6 +330,10 @@ mod tests {
             Some("every 900s")
         );
         assert_eq!(
+            found(jobs::maintenance::GenerateTurnovers::KIND).as_deref(),
+            Some("every 900s")
+        );
+        assert_eq!(
             found(EvaluateStockAlerts::KIND).as_deref(),
             Some("every 900s")
         );
@@ -362,6 +368,7 @@ mod tests {
         let err = err.to_string();
         for var in [
             GeneratePlannedWork::INTERVAL_SETTING,
+            jobs::maintenance::GenerateTurnovers::INTERVAL_SETTING,
             EvaluateStockAlerts::INTERVAL_SETTING,
             jobs::pms::ScheduleSync::INTERVAL_SETTING,
             jobs::exports::ExpireExports::INTERVAL_SETTING,
