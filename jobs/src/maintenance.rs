@@ -1,8 +1,8 @@
 //! Queue `maintenance`: the generation of planned-maintenance work orders
 //! (`domain::maintenance::pmp::generate`), enqueued by the scheduler every
 //! `PM_GENERATE_INTERVAL_SECS` and at once when a schedule is created; and of turnover work
-//! orders (`domain::maintenance::turnovers::generate`), every `TURNOVER_INTERVAL_SECS` and at
-//! once when a task rule changes.
+//! orders (`domain::maintenance::turnovers::generate`), every `TURNOVER_INTERVAL_SECS`, and at
+//! once when a task rule changes and when a PMS sync that stored a change completes.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -304,6 +304,21 @@ async fn a_second_sync_of_unchanged_data_writes_no_row(pool: PgPool) {
     let app = app_with(pool.clone(), settings_for(&fake)).await;
     let _worker = app.worker(pms_registry());
     assert_completed(&trigger_and_wait(&app, full()).await);
+    // A sync that stored stays enqueues the turnover generation with its completion; one that
+    // finds nothing new does not.
+    let generations = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM jobs WHERE kind = 'maintenance.generate_turnovers'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+    };
+    assert_eq!(generations().await, 1);
+    sqlx::query("DELETE FROM jobs WHERE kind = 'maintenance.generate_turnovers'")
+        .execute(&pool)
+        .await
+        .unwrap();
     let before = row_versions(&pool).await;
     let listings = len(&fake.control.listings());
     let reservations = len(&fake.control.reservations());
@@ -325,6 +340,7 @@ async fn a_second_sync_of_unchanged_data_writes_no_row(pool: PgPool) {
         row_versions(&pool).await == before,
         "a sync that finds nothing new writes no row"
     );
+    assert_eq!(generations().await, 0, "nothing changed: no generation");
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]

@@ -94,6 +94,11 @@ pub(super) struct Totals {
 }
 
 impl Totals {
+    /// Whether the attempt wrote a record: created, updated or retired one.
+    pub(super) fn changed(&self) -> bool {
+        self.created + self.updated + self.retired > 0
+    }
+
     pub(super) fn add(&mut self, stored: &Stored) {
         self.fetched += stored.fetched;
         self.created += stored.counts.created;

@@ -64,7 +64,8 @@ use self::{
     pages::{Mapped, PageStore, begin_page, limit_len, map_page, page_key, pages_total, split},
 };
 use super::client::{PmsClient, PmsError};
-use crate::{JobContext, JobError};
+use crate::maintenance::GenerateTurnovers;
+use crate::{Job as _, JobContext, JobError};
 
 /// Passes over the reservations, at most, in one run.
 pub const MAX_PASSES: u32 = 3;
@@ -243,9 +244,23 @@ impl Attempt<'_> {
             tracing::warn!(sync_id = %self.id, %reason,
                 "reporting cache not invalidated on the last attempt; completing, entries expire on their own");
         }
-        let mut conn = self.ctx.pool.acquire().await?;
-        if !sync_runs::complete(&mut conn, self.id, &self.store.owner).await? {
+        // The stays changed: the turnover work orders follow, enqueued with the completion (an
+        // attempt resuming another cannot tell what the earlier one wrote, so it enqueues too).
+        let changed = listings.is_some_and(|t| t.changed())
+            || reservations.is_some_and(|t| t.changed())
+            || self.ctx.attempt > 1;
+        let mut tx = self.ctx.pool.begin().await?;
+        if !sync_runs::complete(&mut tx, self.id, &self.store.owner).await? {
             return Err(Failure::TakenOver);
+        }
+        let generation = if changed {
+            Some(GenerateTurnovers::default().enqueue(&mut tx).await?)
+        } else {
+            None
+        };
+        tx.commit().await?;
+        if let Some(generation) = generation {
+            services.queues.push_in_background(vec![generation]);
         }
         Ok(json!({
             "syncId": self.id,
