@@ -40,6 +40,11 @@ impl Modify for BearerAuth {
         let mut scheme = Http::new(HttpAuthScheme::Bearer);
         scheme.bearer_format = Some("JWT".to_owned());
         components.add_security_scheme("bearer", SecurityScheme::Http(scheme));
+        // Hostaway's webhook deliveries (`reporting::webhooks`): the only other credentials.
+        components.add_security_scheme(
+            "basic",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
+        );
     }
 }
 
@@ -85,6 +90,8 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
             let has_path_param = params.iter().any(|p| p["in"] == "path");
             let mut add: Vec<&str> = Vec::new();
             match requirement {
+                // A public route with credentials of its own (the webhook's Basic) keeps them.
+                Requirement::Public if op.get("security").is_some() => {}
                 Requirement::Public => op["security"] = json!([]),
                 Requirement::Authenticated => {
                     op["security"] = json!([{"bearer": []}]);

@@ -146,6 +146,8 @@ const PUBLIC: &[&str] = &[
     "/api/photos-enhanced/public/{id}",
     "/api/photos-enhanced/thumbnail/{id}",
     "/reporting/health",
+    // Hostaway's webhooks: HTTP Basic credentials of their own (`reporting::webhooks`).
+    "/reporting/webhooks/hostaway",
 ];
 
 /// What the route `path` (as registered, e.g. `/management/villas/{id}`) needs for `method`.

@@ -20,6 +20,7 @@ pub mod limits;
 pub mod listings;
 pub mod reservations;
 pub mod sync;
+pub mod webhooks;
 
 use std::{
     sync::Mutex,
@@ -48,6 +49,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         // Route layers run only for matched routes, inside `auth::authorize` (the caller is
         // known).
         .route_layer(middleware::from_fn(limits::enforce))
+        // Hostaway's deliveries carry no user's token, so no caller's limits: outside the layer.
+        .merge(webhooks::router())
 }
 
 /// The answer to a request that started polled work (a sync run, an export): 202 with the work's

@@ -20,8 +20,9 @@ use crate::{Error, Result};
 
 /// Inserts the reservations not stored yet and updates those that changed, in one statement; a
 /// reservation whose stored fields and record are all the same is not written (its `synced_at`
-/// stays). Duplicate PMS ids in `rows`: the last one counts. A REMOVED reservation met again
-/// differs by its status: it is back with the PMS's.
+/// stays), nor one whose stored `updatedOn` is newer than the record's. Duplicate PMS ids in
+/// `rows`: the last one counts. A REMOVED reservation met again differs by its status: it is
+/// back with the PMS's.
 pub async fn upsert_reservations(
     conn: &mut PgConnection,
     rows: &[ReservationRecord],
@@ -84,6 +85,10 @@ pub async fn upsert_reservations(
                    EXCLUDED.channel_name, EXCLUDED.total_amount, EXCLUDED.net_amount, EXCLUDED.tax_amount,
                    EXCLUDED.channel_commission, EXCLUDED.hostaway_commission, EXCLUDED.currency,
                    EXCLUDED.status, EXCLUDED.pms_status, EXCLUDED.raw::text)
+              -- Never an older version over a newer one (webhooks repeat and arrive out of
+              -- order): Hostaway's `updatedOn`, 'YYYY-MM-DD hh:mm:ss', compared as text.
+              AND (r.raw->>'updatedOn' IS NULL OR EXCLUDED.raw->>'updatedOn' IS NULL
+                   OR EXCLUDED.raw->>'updatedOn' >= r.raw->>'updatedOn')
             RETURNING xmax = 0 AS inserted)
          SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted",
     )

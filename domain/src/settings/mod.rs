@@ -42,7 +42,7 @@ pub use self::{
     jobs::JobSettings,
     maintenance::{PlannedMaintenanceSettings, TurnoverSettings},
     metrics::MetricsSettings,
-    pms::{PmsCredentials, PmsSettings},
+    pms::{PmsCredentials, PmsSettings, WebhookCredentials},
     reporting::ReportingSettings,
     storage::{GraphSettings, S3Settings, StorageBackend},
 };

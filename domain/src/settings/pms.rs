@@ -31,6 +31,26 @@ pub struct PmsSettings {
     pub retry_base: Duration,
     /// `PMS_TIMEOUT_SECS` (default 30): the longest one request may take.
     pub request_timeout: Duration,
+    /// `PMS_WEBHOOK_USER` and `PMS_WEBHOOK_PASSWORD`: the HTTP Basic credentials the PMS's
+    /// webhooks send (both or neither). Without them `POST /reporting/webhooks/hostaway` is
+    /// absent (404).
+    pub webhook: Option<WebhookCredentials>,
+}
+
+/// What a webhook delivery must authenticate with.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookCredentials {
+    pub user: String,
+    pub password: String,
+}
+
+/// The password never appears in a log line or a message.
+impl std::fmt::Debug for WebhookCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookCredentials")
+            .field("user", &self.user)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PmsSettings {
@@ -47,6 +67,7 @@ impl Default for PmsSettings {
         Self {
             base_url: Self::DEFAULT_BASE_URL.to_owned(),
             credentials: None,
+            webhook: None,
             rate_limit: 15,
             rate_window: Duration::from_secs(10),
             page_size: 100,
@@ -150,6 +171,33 @@ pub(super) fn pms_settings(env: &mut Env<'_>) -> PmsSettings {
         env.problems
             .push("PMS_TIMEOUT_SECS must be at least 1".into());
     }
+    // The password's value is never repeated in a message.
+    let webhook = match (env.raw("PMS_WEBHOOK_USER"), env.raw("PMS_WEBHOOK_PASSWORD")) {
+        (Some(user), Some(password)) => {
+            if credentials.is_none() {
+                env.problems.push(
+                    "PMS_WEBHOOK_USER needs PMS_CLIENT_ID: a delivery must name that account"
+                        .into(),
+                );
+            }
+            if password.chars().count() < 12 {
+                env.problems
+                    .push("PMS_WEBHOOK_PASSWORD must be at least 12 characters".into());
+            }
+            Some(WebhookCredentials { user, password })
+        }
+        (None, None) => None,
+        (Some(_), None) => {
+            env.problems
+                .push("PMS_WEBHOOK_PASSWORD is required when PMS_WEBHOOK_USER is set".into());
+            None
+        }
+        (None, Some(_)) => {
+            env.problems
+                .push("PMS_WEBHOOK_USER is required when PMS_WEBHOOK_PASSWORD is set".into());
+            None
+        }
+    };
     // Retries wait up to 30 s each: more than this many would hold a sync for hours.
     if max_retries > 100 {
         env.problems.push(format!(
@@ -166,6 +214,7 @@ pub(super) fn pms_settings(env: &mut Env<'_>) -> PmsSettings {
         max_retries,
         retry_base: Duration::from_millis(retry_base_ms),
         request_timeout: Duration::from_secs(timeout_secs),
+        webhook,
     }
 }
 

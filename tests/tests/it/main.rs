@@ -27,3 +27,4 @@ mod storage_contract;
 mod task_rules;
 mod turnovers;
 mod uploads;
+mod webhooks;
