@@ -5,6 +5,7 @@
 //! `error.fields`.
 
 pub mod assets;
+pub mod board;
 pub mod checklists;
 pub mod emergencies;
 pub mod field_notes;
@@ -26,6 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(emergencies::router())
         .merge(pmp::router())
         .merge(task_rules::router())
+        .merge(board::router())
         .merge(field_notes::router())
         .merge(timesheets::router())
         .merge(vendors::router())

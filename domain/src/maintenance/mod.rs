@@ -3,6 +3,7 @@
 //! point at the one villa row and, for technicians, at the one staff row.
 
 pub mod assets;
+pub mod board;
 pub mod checklists;
 pub mod emergencies;
 pub mod field_notes;
@@ -635,6 +636,54 @@ pub mod views {
         created_by: String,
         created_at: DateTime<Utc>,
         updated_at: DateTime<Utc>,
+    }
+    /// A stay checking out, on the housekeeping board.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct BoardCheckout {
+        reservation_id: Uuid,
+        guest_name: Option<String>,
+        check_out: NaiveDate,
+    }
+
+    /// A stay checking in, on the housekeeping board.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct BoardCheckin {
+        reservation_id: Uuid,
+        guest_name: Option<String>,
+        check_in: NaiveDate,
+        nights: i32,
+        /// The PMS's `numberOfGuests`; null when it did not send a whole number.
+        guests: Option<i32>,
+    }
+
+    /// A work order generated from a stay, due that day.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct BoardWorkOrder {
+        id: Uuid,
+        title: String,
+        status: WorkOrderStatus,
+        assignee: Option<Assignee>,
+        /// The task rule that made it.
+        task_rule_id: Option<Uuid>,
+    }
+
+    /// One villa on one day of the housekeeping board.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct BoardDay {
+        date: NaiveDate,
+        villa: NamedRef,
+        /// The stays leaving that day, by guest name.
+        checkouts: Vec<BoardCheckout>,
+        /// The stays arriving that day, by guest name.
+        checkins: Vec<BoardCheckin>,
+        /// A stay leaves and another arrives that day.
+        same_day_turnover: bool,
+        /// The villa's work orders generated from stays, due that day and not CANCELLED, by title.
+        work_orders: Vec<BoardWorkOrder>,
     }
 }
 

@@ -364,23 +364,34 @@ pub struct Filter {
     pub task_rule_id: Option<Uuid>,
 }
 
-// A work order row (alias `w`) as a list item.
-macro_rules! work_order_item {
+// A work order row's (alias `w`) assignee: `{id, name, type}`, or null. The housekeeping board
+// shows it the same way.
+macro_rules! work_order_assignee {
     () => {
-        "jsonb_build_object('id', w.id, 'title', w.title, 'status', w.status, 'priority', w.priority,
-            'category', w.category, 'villaId', w.villa_id, 'assetId', w.asset_id,
-            'assigneeId', coalesce(w.assignee_staff_id, w.assignee_vendor_id), 'assigneeType', w.assignee_type,
-            'villa', jsonb_build_object('id', v.id, 'name', v.villa_name),
-            'assignee', CASE
+        "CASE
                 WHEN w.assignee_staff_id IS NOT NULL THEN (SELECT jsonb_build_object('id', s.id,
                     'name', concat_ws(' ', s.first_name, s.last_name), 'type', 'TECHNICIAN') FROM staff s WHERE s.id = w.assignee_staff_id)
                 WHEN w.assignee_vendor_id IS NOT NULL THEN (SELECT jsonb_build_object('id', vd.id,
                     'name', vd.company_name, 'type', 'VENDOR') FROM vendors vd WHERE vd.id = w.assignee_vendor_id)
-                END,
+                END"
+    };
+}
+pub(crate) use work_order_assignee;
+
+// A work order row (alias `w`) as a list item.
+macro_rules! work_order_item {
+    () => {
+        concat!("jsonb_build_object('id', w.id, 'title', w.title, 'status', w.status, 'priority', w.priority,
+            'category', w.category, 'villaId', w.villa_id, 'assetId', w.asset_id,
+            'assigneeId', coalesce(w.assignee_staff_id, w.assignee_vendor_id), 'assigneeType', w.assignee_type,
+            'villa', jsonb_build_object('id', v.id, 'name', v.villa_name),
+            'assignee', ",
+            work_order_assignee!(),
+            ",
             'dueDate', w.due_date, 'source', w.source, 'reservationId', w.reservation_id,
             'taskRuleId', w.task_rule_id, 'sameDayTurnover', w.same_day_turnover,
             'reservationChanged', w.reservation_changed, 'parentWorkOrderId', w.parent_work_order_id,
-            'createdAt', w.created_at)"
+            'createdAt', w.created_at)")
     };
 }
 
