@@ -4,6 +4,7 @@
 
 pub mod assets;
 pub mod checklists;
+pub mod consumables;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;

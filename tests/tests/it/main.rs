@@ -5,6 +5,7 @@ mod admin_jobs;
 mod auth;
 mod bounded_input;
 mod checklists;
+mod consumables;
 mod document_jobs;
 mod health;
 mod http_errors;

@@ -17,7 +17,7 @@ use crate::management_villas::create_villa;
 use crate::reporting_dashboard::{Stay, insert_listing, insert_stay};
 
 /// A villa linked to the listing `pms_id`.
-async fn linked_villa(app: &TestApp, pms_id: i64, name: &str) -> Uuid {
+pub(crate) async fn linked_villa(app: &TestApp, pms_id: i64, name: &str) -> Uuid {
     let villa = create_villa(app, name).await;
     insert_listing(&app.pool, pms_id, name, "ACTIVE", "THB").await;
     sqlx::query("UPDATE pms_listings SET villa_id = $1 WHERE pms_id = $2")
@@ -29,7 +29,7 @@ async fn linked_villa(app: &TestApp, pms_id: i64, name: &str) -> Uuid {
     villa
 }
 
-async fn stay(
+pub(crate) async fn stay(
     pool: &PgPool,
     pms_id: i64,
     listing: i64,
@@ -74,7 +74,7 @@ async fn rule(pool: &PgPool, trigger: &str, offset: i32, every: Option<i32>, ext
     id
 }
 
-fn day(today: NaiveDate, n: i64) -> NaiveDate {
+pub(crate) fn day(today: NaiveDate, n: i64) -> NaiveDate {
     if n >= 0 {
         today.checked_add_days(Days::new(n.unsigned_abs())).unwrap()
     } else {
@@ -82,7 +82,7 @@ fn day(today: NaiveDate, n: i64) -> NaiveDate {
     }
 }
 
-async fn generate(app: &TestApp) -> Generated {
+pub(crate) async fn generate(app: &TestApp) -> Generated {
     let mut conn = app.pool.acquire().await.unwrap();
     let today = app.core.business_time_zone.today();
     turnovers::generate(&mut conn, Horizon::new(today, 60))
