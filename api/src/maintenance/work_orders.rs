@@ -147,6 +147,8 @@ CANCELLED is final. ASSIGNED only through assign; only managers and admins cance
 /// Changes the fields sent and, with `status`, moves the work order along its transitions (409
 /// `INVALID_STATUS_TRANSITION` naming the allowed next states otherwise); every move is in the
 /// history with who, when and why. Cancelling is for managers and admins (403 otherwise).
+/// Completing a generated work order draws its task rule's consumables from the villa's stock,
+/// once (`USE` movements with `workOrderId`; what was short in `consumables`).
 #[utoipa::path(patch, operation_id = "maintenance_work_orders_update", path = "/maintenance/work-orders/{id}", tag = "maintenance",
     params(("id" = Uuid, Path)), request_body = WorkOrderUpdate,
     responses((status = 200, body = views::WorkOrderDetail),
@@ -192,14 +194,17 @@ pub async fn update(
         completion_notes,
         reason,
     };
-    let order = retry_transient(|| async {
+    let (order, evaluation) = retry_transient(|| async {
         let mut tx = state.pool.begin().await?;
-        work_orders::update(&mut tx, id, &change, &user.subject).await?;
+        let drawn = work_orders::update(&mut tx, id, &change, &user.subject).await?;
+        // The stock alerts of what a turnover's consumables drew, as every movement enqueues them.
+        let evaluation = crate::inventory::evaluate_alerts_of(&mut tx, drawn).await?;
         let order = work_orders::get(&mut tx, id).await?;
         tx.commit().await?;
-        Ok(order)
+        Ok((order, evaluation))
     })
     .await?;
+    state.queues.push_in_background(evaluation);
     Ok(Json(order))
 }
 

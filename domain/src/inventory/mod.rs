@@ -165,6 +165,9 @@ pub mod views {
         reference_id: Option<String>,
         /// The transfer that moved the stock (TRANSFER_IN and TRANSFER_OUT).
         transfer_id: Option<Uuid>,
+        /// The work order whose turnover consumables it drew (USE movements written when a
+        /// generated work order is completed).
+        work_order_id: Option<Uuid>,
         /// The token subject of who recorded it.
         created_by: String,
         created_at: DateTime<Utc>,

@@ -23,7 +23,7 @@ macro_rules! movement_view {
             'quantity', CASE WHEN m.type = 'ADJUSTMENT' THEN m.change ELSE abs(m.change) END,
             'change', m.change, 'balanceAfter', m.balance_after, 'unitCost', m.unit_cost, 'notes', m.notes,
             'referenceType', m.reference_type, 'referenceId', m.reference_id, 'transferId', m.transfer_id,
-            'createdBy', m.created_by, 'createdAt', m.created_at)"
+            'workOrderId', m.work_order_id, 'createdBy', m.created_by, 'createdAt', m.created_at)"
     };
 }
 pub(crate) use movement_view;
@@ -42,6 +42,8 @@ pub struct NewMovement {
     pub reference_type: Option<&'static str>,
     pub reference_id: Option<String>,
     pub transfer_id: Option<Uuid>,
+    /// The work order whose consumables it draws (`maintenance::consumables`).
+    pub work_order_id: Option<Uuid>,
     /// Also into an archived item (stock coming back from a cancelled transfer).
     pub archived_too: bool,
 }
@@ -61,8 +63,9 @@ pub async fn apply(conn: &mut PgConnection, m: &NewMovement, by: &str) -> Result
             RETURNING i.id, i.quantity, i.unit_cost),
          m AS (
             INSERT INTO inventory_movements (id, item_id, type, change, balance_after, unit_cost, notes,
-                                             reference_type, reference_id, transfer_id, created_by)
-            SELECT $4, item.id, $5, $2, item.quantity, coalesce($3, item.unit_cost), $6, $7, $8, $9, $11 FROM item
+                                             reference_type, reference_id, transfer_id, work_order_id, created_by)
+            SELECT $4, item.id, $5, $2, item.quantity, coalesce($3, item.unit_cost), $6, $7, $8, $9, $12, $11
+            FROM item
             RETURNING *)
          SELECT ",
         movement_view!(),
@@ -79,6 +82,7 @@ pub async fn apply(conn: &mut PgConnection, m: &NewMovement, by: &str) -> Result
     .bind(m.transfer_id)
     .bind(m.archived_too)
     .bind(by)
+    .bind(m.work_order_id)
     .fetch_optional(&mut *conn)
     .await
     .map_err(too_large)?;
@@ -249,6 +253,7 @@ pub fn parse(body: &Map<String, Value>, problems: &mut Problems) -> Option<NewMo
         reference_type,
         reference_id,
         transfer_id: None,
+        work_order_id: None,
         archived_too: false,
     })
 }

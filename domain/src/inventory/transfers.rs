@@ -172,6 +172,7 @@ pub async fn create(conn: &mut PgConnection, t: &NewTransfer, by: &str) -> Resul
             reference_type: Some("TRANSFER"),
             reference_id: Some(id.to_string()),
             transfer_id: Some(id),
+            work_order_id: None,
             archived_too: false,
         };
         movements::apply(conn, &out, by).await?;
@@ -332,6 +333,7 @@ pub async fn receive(
                 reference_type: Some("TRANSFER"),
                 reference_id: Some(id.to_string()),
                 transfer_id: Some(id),
+                work_order_id: None,
                 archived_too: false,
             };
             movements::apply(conn, &incoming, by).await?;
@@ -408,6 +410,7 @@ pub async fn cancel(conn: &mut PgConnection, id: Uuid, by: &str) -> Result<()> {
             reference_type: Some("TRANSFER"),
             reference_id: Some(id.to_string()),
             transfer_id: Some(id),
+            work_order_id: None,
             archived_too: true,
         };
         movements::apply(conn, &back, by).await?;

@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod board;
 pub mod checklists;
+pub mod consumables;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;

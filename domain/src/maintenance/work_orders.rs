@@ -163,8 +163,10 @@ fn refused_move(from: &str, to: &str) -> Error {
 
 /// Applies an update under the work order's row lock: the fields, then the status move (checked
 /// against [`next_statuses`], recorded in the history). Setting the status it already has changes
-/// nothing.
-pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> Result<()> {
+/// nothing. Completing a generated work order draws its rule's consumables (once,
+/// [`super::consumables::draw`]); answers the inventory items drawn from, whose stock alerts the
+/// caller evaluates.
+pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> Result<Vec<Uuid>> {
     let from = lock(conn, id).await?;
     if !u.patch.is_empty() {
         sqlx::query(
@@ -179,7 +181,7 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> 
         .await?;
     }
     let Some(to) = u.status.filter(|to| *to != from) else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     if !next_statuses(&from).contains(&to) {
         return Err(refused_move(&from, to));
@@ -225,7 +227,11 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> 
         "COMPLETED" => u.reason.as_deref().or(u.completion_notes.as_deref()),
         _ => u.reason.as_deref(),
     };
-    record_history(conn, id, Some(&from), to, reason, by).await
+    record_history(conn, id, Some(&from), to, reason, by).await?;
+    if to == "COMPLETED" {
+        return super::consumables::draw(conn, id, by).await;
+    }
+    Ok(Vec::new())
 }
 
 /// A work order whose checklist has an unanswered item cannot be COMPLETED: 409
