@@ -12,8 +12,9 @@
 //!    CANCELLED (`stay_cancelled`, to come back with the stay); started or finished ones are only
 //!    flagged `reservationChanged`;
 //! 4. the occurrences inside the horizon that have no work order get one, with the rule's
-//!    checklist: a unique index on (rule, stay, occurrence) makes this exactly once whatever the
-//!    number of runs at once (`ON CONFLICT DO NOTHING`);
+//!    checklist: a unique index on (rule, stay, occurrence) makes this exactly once whatever
+//!    else writes (`ON CONFLICT DO NOTHING`); runs themselves take turns (an advisory lock), so
+//!    that none works on stays another has changed since it read them;
 //! 5. a checkout's work orders are a same-day turnover when another stay checks in to the villa
 //!    that day: flagged, and at least HIGH while open; recomputed on every run.
 //!
@@ -85,7 +86,9 @@ CROSS JOIN LATERAL (
     WHERE ru.trigger <> 'MID_STAY'
     UNION ALL
     SELECT n, s.check_in + n * ru.every_nights + ru.offset_days
-    FROM generate_series(1, greatest(0, (s.check_out - s.check_in - 1) / ru.every_nights)) AS n
+    -- At most 400 occurrences of one stay: a stay of years (a typing mistake in the PMS) must
+    -- not enumerate thousands of rows on every run.
+    FROM generate_series(1, least(400, greatest(0, (s.check_out - s.check_in - 1) / ru.every_nights))) AS n
     WHERE ru.trigger = 'MID_STAY'
 ) o
 WHERE ru.archived_at IS NULL";
@@ -245,7 +248,7 @@ SET same_day_turnover = x.same_day,
     priority = CASE WHEN x.same_day AND x.priority IN ('LOW', 'MEDIUM') THEN 'HIGH' ELSE x.priority END,
     updated_at = now()
 FROM wanted x
-WHERE w.id = x.id
+WHERE w.id = x.id AND w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
   AND (w.same_day_turnover <> x.same_day
        OR w.priority <> CASE WHEN x.same_day AND x.priority IN ('LOW', 'MEDIUM') THEN 'HIGH' ELSE x.priority END)";
 
@@ -253,6 +256,12 @@ WHERE w.id = x.id
 /// it does). Safe to run any number of times at once.
 pub async fn generate(conn: &mut PgConnection, horizon: Horizon) -> Result<Generated> {
     let mut tx = conn.begin().await?;
+    // One run at a time: each reads the stays once, at its start, and a run working on what it
+    // read before another committed would undo that one's work (bring back what it cancelled,
+    // move back what it moved). A run that waits here reads what the other committed.
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('turnover-generation'))")
+        .execute(&mut *tx)
+        .await?;
     // A set-returning function of each row: Postgres cannot cost it and would compile the
     // statements (JIT) for longer than they run.
     sqlx::query("SET LOCAL jit = off").execute(&mut *tx).await?;

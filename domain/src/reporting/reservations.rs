@@ -86,9 +86,10 @@ pub async fn upsert_reservations(
                    EXCLUDED.channel_commission, EXCLUDED.hostaway_commission, EXCLUDED.currency,
                    EXCLUDED.status, EXCLUDED.pms_status, EXCLUDED.raw::text)
               -- Never an older version over a newer one (webhooks repeat and arrive out of
-              -- order): Hostaway's `updatedOn`, 'YYYY-MM-DD hh:mm:ss', compared as text.
+              -- order): Hostaway's `updatedOn`, 'YYYY-MM-DD hh:mm:ss', compared byte by byte
+              -- (not by the database's collation), which orders that format by time.
               AND (r.raw->>'updatedOn' IS NULL OR EXCLUDED.raw->>'updatedOn' IS NULL
-                   OR EXCLUDED.raw->>'updatedOn' >= r.raw->>'updatedOn')
+                   OR (EXCLUDED.raw->>'updatedOn') COLLATE \"C\" >= (r.raw->>'updatedOn') COLLATE \"C\")
             RETURNING xmax = 0 AS inserted)
          SELECT count(*) FILTER (WHERE inserted), count(*) FILTER (WHERE NOT inserted) FROM upserted",
     )

@@ -347,8 +347,9 @@ async fn a_checkout_and_an_arrival_on_one_day_are_a_same_day_turnover_until_one_
     );
 }
 
-/// Two runs held at the same point (their first write waits on a lock this test holds) and
-/// released together create one work order per rule, stay and occurrence.
+/// Two runs started together, both held in flight (the first before its first write, on a lock
+/// of `work_orders` this test holds; the second at the runs' own advisory lock, behind the
+/// first) and released together, create one work order per rule, stay and occurrence.
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn two_runs_at_once_create_one_work_order_per_occurrence(pool: PgPool) {
     let app = TestApp::spawn(pool.clone()).await;
@@ -383,11 +384,11 @@ async fn two_runs_at_once_create_one_work_order_per_occurrence(pool: PgPool) {
             })
         })
         .collect();
-    // Both runs wait on the lock before writing a work order.
+    // One run waits on the table lock before writing, the other on the runs' lock.
     tests::eventually(Duration::from_secs(20), || async {
         let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
-             WHERE c.relname = 'work_orders' AND NOT l.granted",
+            "SELECT count(*) FROM pg_locks l LEFT JOIN pg_class c ON c.oid = l.relation
+             WHERE NOT l.granted AND (c.relname = 'work_orders' OR l.locktype = 'advisory')",
         )
         .fetch_one(&pool)
         .await
@@ -395,7 +396,7 @@ async fn two_runs_at_once_create_one_work_order_per_occurrence(pool: PgPool) {
         (waiting == 2).then_some(())
     })
     .await
-    .expect("both runs wait on the lock before their first write");
+    .expect("both runs in flight, held");
     gate.commit().await.unwrap();
     let mut created = 0;
     for run in runs {
