@@ -12,8 +12,8 @@
 
 use axum::{
     Json,
-    extract::{FromRequestParts, State},
-    http::{HeaderMap, header, request::Parts},
+    extract::State,
+    http::{HeaderMap, header},
 };
 use base64::Engine as _;
 use domain::reporting::{hostaway, reservations};
@@ -69,15 +69,24 @@ pub struct Received {
         (status = 503, description = "The database cannot be reached: Hostaway delivers again")))]
 pub async fn hostaway(
     State(state): State<AppState>,
-    Hostaway { account }: Hostaway,
+    headers: HeaderMap,
     ApiJson(delivery): ApiJson<Delivery>,
 ) -> Result<Json<Received>, AppError> {
+    let pms = &state.core.pms;
+    let (Some(expected), Some(account)) = (&pms.webhook, &pms.credentials) else {
+        return Err(AppError::NotFound("WEBHOOKS_NOT_CONFIGURED"));
+    };
+    if !authorized(&headers, &expected.user, &expected.password) {
+        return Err(AppError::Unauthorized(
+            "HTTP Basic credentials of the webhook are required".into(),
+        ));
+    }
     let named = match &delivery.account_id {
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.trim().to_owned(),
         _ => String::new(),
     };
-    if named != account {
+    if named != account.client_id {
         return Err(AppError::Forbidden(
             "the delivery is for another Hostaway account".into(),
         ));
@@ -117,32 +126,6 @@ pub async fn hostaway(
         changed,
         ignored: (!changed).then_some("a repeat, or older than the stored version"),
     }))
-}
-
-/// A delivery from Hostaway: the webhook is configured and the request carries its credentials.
-/// Checked from the headers, before the body is read: a body from anyone else is never parsed.
-pub struct Hostaway {
-    /// `PMS_CLIENT_ID`: the account a delivery must name.
-    account: String,
-}
-
-impl FromRequestParts<AppState> for Hostaway {
-    type Rejection = AppError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
-        let pms = &state.core.pms;
-        let (Some(expected), Some(account)) = (&pms.webhook, &pms.credentials) else {
-            return Err(AppError::NotFound("WEBHOOKS_NOT_CONFIGURED"));
-        };
-        if !authorized(&parts.headers, &expected.user, &expected.password) {
-            return Err(AppError::Unauthorized(
-                "HTTP Basic credentials of the webhook are required".into(),
-            ));
-        }
-        Ok(Hostaway {
-            account: account.client_id.clone(),
-        })
-    }
 }
 
 /// Whether `headers` carry HTTP Basic credentials equal to `user` and `password` (compared in
