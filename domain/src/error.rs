@@ -113,6 +113,32 @@ pub fn refusal(err: &sqlx::Error) -> Option<Refusal> {
     })
 }
 
+/// Whether `err` says the database cannot be reached or cannot take the work now (a lost or
+/// refused connection, an exhausted pool, a server shutting down, a transaction to try again),
+/// rather than anything about the data: a caller that can retry later (a webhook's sender) is
+/// told to.
+pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            // 08: connection exceptions; 53: insufficient resources; 57P01-57P03: the server is
+            // shutting down or starting; 40001/40P01: a serialization failure or deadlock.
+            code.starts_with("08")
+                || code.starts_with("53")
+                || matches!(
+                    code.as_ref(),
+                    "57P01" | "57P02" | "57P03" | "40001" | "40P01"
+                )
+        }),
+        _ => false,
+    }
+}
+
 /// The one place database errors become answers. A refusal of kind `kind` becomes `to()` (the
 /// caller knows the field and the words: "a template of this name exists already"); any other
 /// error goes through the safety net of `From<sqlx::Error>`.

@@ -7,10 +7,15 @@
 
 use std::time::{Duration, Instant};
 
+use domain::settings::{PmsCredentials, PmsSettings, WebhookCredentials};
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 use sqlx::PgPool;
 use tests::{TestApp, TestAppOptions};
+
+/// The Hostaway webhook's credentials in this test.
+const WEBHOOK_USER: &str = "hostaway";
+const WEBHOOK_PASSWORD: &str = "a-long-webhook-password";
 
 /// The resident and peak resident memory of this process (the API runs in it), in bytes.
 fn memory() -> (u64, u64) {
@@ -125,7 +130,22 @@ struct Probe {
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn every_operation_answers_input_past_its_limits_at_once(pool: PgPool) {
-    let options = TestAppOptions::default();
+    // The webhook configured, so that its route reads bodies (it checks Basic credentials,
+    // sent below to every operation the description secures with `basic`, before the body).
+    let options = TestAppOptions {
+        pms: Some(PmsSettings {
+            credentials: Some(PmsCredentials {
+                client_id: "70123".to_owned(),
+                client_secret: "secret".to_owned(),
+            }),
+            webhook: Some(WebhookCredentials {
+                user: WEBHOOK_USER.to_owned(),
+                password: WEBHOOK_PASSWORD.to_owned(),
+            }),
+            ..PmsSettings::default()
+        }),
+        ..TestAppOptions::default()
+    };
     let body_limit = options.body_limit_bytes;
     let app = TestApp::spawn_with(pool, options).await;
     let doc = serde_json::to_value(api::openapi_document()).unwrap();
@@ -160,6 +180,11 @@ async fn every_operation_answers_input_past_its_limits_at_once(pool: PgPool) {
                     }
                 }
                 let files = carries_files(&doc, schema, 0);
+                let basic = op["security"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|scheme| scheme.get("basic").is_some());
                 // The wizard's autosave answers every failure with 200 `{success: false}`.
                 let never_an_error = op["responses"]["200"]["description"]
                     .as_str()
@@ -215,13 +240,16 @@ async fn every_operation_answers_input_past_its_limits_at_once(pool: PgPool) {
                     claims["sub"] = json!(format!("limits-{}", uuid::Uuid::new_v4().simple()));
                     let (body, len) = probe.body.into_request();
                     let started = Instant::now();
-                    let res = app
-                        .http
-                        .request(
-                            method.to_uppercase().parse::<Method>().unwrap(),
-                            app.url(&path),
-                        )
-                        .bearer_auth(app.idp.sign("k1", &claims))
+                    let request = app.http.request(
+                        method.to_uppercase().parse::<Method>().unwrap(),
+                        app.url(&path),
+                    );
+                    let request = if basic {
+                        request.basic_auth(WEBHOOK_USER, Some(WEBHOOK_PASSWORD))
+                    } else {
+                        request.bearer_auth(app.idp.sign("k1", &claims))
+                    };
+                    let res = request
                         .header("content-type", "application/json")
                         .header("content-length", len)
                         .body(body)

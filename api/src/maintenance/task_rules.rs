@@ -143,9 +143,7 @@ pub async fn create(
     let mut tx = state.pool.begin().await?;
     let id = task_rules::create(&mut tx, &patch, &lists, &user.subject).await?;
     let rule = task_rules::get(&mut tx, id).await?;
-    let generation = GenerateTurnovers::default().enqueue(&mut tx).await?;
-    tx.commit().await?;
-    state.queues.push_in_background(vec![generation]);
+    commit_with_generation(&state, tx).await?;
     Ok((StatusCode::CREATED, Json(rule)))
 }
 
@@ -181,9 +179,7 @@ pub async fn update(
     let mut tx = state.pool.begin().await?;
     task_rules::update(&mut tx, id, patch, &body, &lists).await?;
     let rule = task_rules::get(&mut tx, id).await?;
-    let generation = GenerateTurnovers::default().enqueue(&mut tx).await?;
-    tx.commit().await?;
-    state.queues.push_in_background(vec![generation]);
+    commit_with_generation(&state, tx).await?;
     Ok(Json(rule))
 }
 
@@ -199,10 +195,20 @@ pub async fn archive(
     let mut tx = state.pool.begin().await?;
     task_rules::archive(&mut tx, id).await?;
     let rule = task_rules::get(&mut tx, id).await?;
+    commit_with_generation(&state, tx).await?;
+    Ok(Json(rule))
+}
+
+/// Commits a change of a rule with the turnover generation enqueued in its transaction, then
+/// hands the job to its queue: the work orders follow every change of a rule.
+async fn commit_with_generation(
+    state: &AppState,
+    mut tx: sqlx::Transaction<'static, sqlx::Postgres>,
+) -> Result<(), AppError> {
     let generation = GenerateTurnovers::default().enqueue(&mut tx).await?;
     tx.commit().await?;
     state.queues.push_in_background(vec![generation]);
-    Ok(Json(rule))
+    Ok(())
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -12,8 +12,8 @@
 
 use axum::{
     Json,
-    extract::State,
-    http::{HeaderMap, header},
+    extract::{FromRequestParts, State},
+    http::{HeaderMap, header, request::Parts},
 };
 use base64::Engine as _;
 use domain::reporting::{hostaway, reservations};
@@ -69,24 +69,15 @@ pub struct Received {
         (status = 503, description = "The database cannot be reached: Hostaway delivers again")))]
 pub async fn hostaway(
     State(state): State<AppState>,
-    headers: HeaderMap,
+    Hostaway { account }: Hostaway,
     ApiJson(delivery): ApiJson<Delivery>,
 ) -> Result<Json<Received>, AppError> {
-    let pms = &state.core.pms;
-    let (Some(expected), Some(account)) = (&pms.webhook, &pms.credentials) else {
-        return Err(AppError::NotFound("WEBHOOKS_NOT_CONFIGURED"));
-    };
-    if !authorized(&headers, &expected.user, &expected.password) {
-        return Err(AppError::Unauthorized(
-            "HTTP Basic credentials of the webhook are required".into(),
-        ));
-    }
     let named = match &delivery.account_id {
         Value::Number(n) => n.to_string(),
         Value::String(s) => s.trim().to_owned(),
         _ => String::new(),
     };
-    if named != account.client_id {
+    if named != account {
         return Err(AppError::Forbidden(
             "the delivery is for another Hostaway account".into(),
         ));
@@ -128,6 +119,32 @@ pub async fn hostaway(
     }))
 }
 
+/// A delivery from Hostaway: the webhook is configured and the request carries its credentials.
+/// Checked from the headers, before the body is read: a body from anyone else is never parsed.
+pub struct Hostaway {
+    /// `PMS_CLIENT_ID`: the account a delivery must name.
+    account: String,
+}
+
+impl FromRequestParts<AppState> for Hostaway {
+    type Rejection = AppError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, AppError> {
+        let pms = &state.core.pms;
+        let (Some(expected), Some(account)) = (&pms.webhook, &pms.credentials) else {
+            return Err(AppError::NotFound("WEBHOOKS_NOT_CONFIGURED"));
+        };
+        if !authorized(&parts.headers, &expected.user, &expected.password) {
+            return Err(AppError::Unauthorized(
+                "HTTP Basic credentials of the webhook are required".into(),
+            ));
+        }
+        Ok(Hostaway {
+            account: account.client_id.clone(),
+        })
+    }
+}
+
 /// Whether `headers` carry HTTP Basic credentials equal to `user` and `password` (compared in
 /// constant time).
 fn authorized(headers: &HeaderMap, user: &str, password: &str) -> bool {
@@ -148,14 +165,21 @@ fn authorized(headers: &HeaderMap, user: &str, password: &str) -> bool {
     decoded.len() == expected.len() && bool::from(decoded.ct_eq(expected.as_bytes()))
 }
 
+/// A database that cannot be reached is a 503, which Hostaway delivers again; what the data
+/// caused is the 4xx it is everywhere (Hostaway does not retry those), and anything else a 500.
 fn unavailable(e: sqlx::Error) -> AppError {
-    unavailable_domain(domain::Error::from(e))
+    if domain::error::is_unavailable(&e) {
+        tracing::error!(error = %e, "webhook delivery not stored: the database is unavailable");
+        return AppError::Unavailable("the delivery could not be stored; deliver it again".into());
+    }
+    AppError::from(domain::Error::from(e))
 }
 
-/// The database's failures are a 503, which Hostaway delivers again; nothing else is.
 fn unavailable_domain(e: domain::Error) -> AppError {
-    tracing::error!(error = %e, "webhook delivery not stored");
-    AppError::Unavailable("the delivery could not be stored; deliver it again".into())
+    match e {
+        domain::Error::Database(e) => unavailable(e),
+        other => AppError::from(other),
+    }
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

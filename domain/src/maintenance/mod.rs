@@ -15,26 +15,8 @@ pub mod turnovers;
 pub mod vendors;
 pub mod work_orders;
 
-/// Work-order categories; assets and vendors use the same set.
-pub const CATEGORIES: &[&str] = &[
-    "HVAC",
-    "ELECTRICAL",
-    "PLUMBING",
-    "WATER",
-    "POOL",
-    "GARDEN",
-    "APPLIANCE",
-    "STRUCTURAL",
-    "PEST_CONTROL",
-    "CLEANING",
-    "SECURITY",
-    "IT_NETWORK",
-    "GENERAL",
-    "OTHER",
-];
-
-/// The categories a work order may have: [`CATEGORIES`] and INSPECTION (what task rules open
-/// before a stay). Assets and vendors keep [`CATEGORIES`]: their tables refuse INSPECTION.
+/// The categories a work order may have: those of assets and vendors ([`CATEGORIES`]), then
+/// INSPECTION (what task rules open before a stay).
 pub const WORK_ORDER_CATEGORIES: &[&str] = &[
     "HVAC",
     "ELECTRICAL",
@@ -52,6 +34,12 @@ pub const WORK_ORDER_CATEGORIES: &[&str] = &[
     "OTHER",
     "INSPECTION",
 ];
+
+/// The work-order categories less INSPECTION: what assets, vendors, planned maintenance and
+/// emergencies take (their tables refuse INSPECTION).
+pub const CATEGORIES: &[&str] = WORK_ORDER_CATEGORIES
+    .split_at(WORK_ORDER_CATEGORIES.len() - 1)
+    .0;
 
 /// What a task rule's date counts from: a stay's checkout or check-in, or every few nights of it.
 pub const TRIGGERS: &[&str] = &["CHECKOUT", "CHECKIN", "MID_STAY"];
@@ -691,9 +679,10 @@ pub mod views {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn work_order_categories_are_the_categories_and_inspection() {
-        let mut expected = super::CATEGORIES.to_vec();
-        expected.push("INSPECTION");
-        assert_eq!(super::WORK_ORDER_CATEGORIES, expected.as_slice());
+    fn categories_are_the_work_order_categories_less_inspection() {
+        // CATEGORIES is cut from the end of WORK_ORDER_CATEGORIES: INSPECTION must stay last.
+        assert_eq!(super::WORK_ORDER_CATEGORIES.last(), Some(&"INSPECTION"));
+        assert!(!super::CATEGORIES.contains(&"INSPECTION"));
+        assert_eq!(super::CATEGORIES.len(), 14);
     }
 }

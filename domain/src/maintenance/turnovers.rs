@@ -7,10 +7,12 @@
 //!    generated work (which may have moved out of it); each with its villa (through its listing)
 //!    and whether it still counts (`CONFIRMED`, or an owner stay for a rule that includes them);
 //! 2. the occurrences of every active rule over those stays;
-//! 3. open work orders (OPEN, ASSIGNED, ON_HOLD) follow their occurrence (date, villa, the rule's
-//!    title and category), the move written in their history; those whose occurrence is gone are
+//! 3. work cancelled with its stay comes back when the stay does; open work orders (OPEN,
+//!    ASSIGNED, ON_HOLD) follow their occurrence's date and villa, the move written in their
+//!    history; after a change of their rule (its revision) they also take its title, category
+//!    and checklist, keeping the items already answered; those whose occurrence is gone are
 //!    CANCELLED (`stay_cancelled`, to come back with the stay); started or finished ones are only
-//!    flagged `reservationChanged`;
+//!    flagged `reservationChanged`, and only when their stay changed (not their rule);
 //! 4. the occurrences inside the horizon that have no work order get one, with the rule's
 //!    checklist: a unique index on (rule, stay, occurrence) makes this exactly once whatever
 //!    else writes (`ON CONFLICT DO NOTHING`); runs themselves take turns (an advisory lock), so
@@ -73,7 +75,8 @@ WHERE (r.check_out >= $1::date - 31 AND r.check_in <= $2::date + 31)
 /// The occurrences of every active rule over the stays (step 2).
 const OCCURRENCES: &str = "
 CREATE TEMP TABLE turnover_occurrences ON COMMIT DROP AS
-SELECT ru.id AS task_rule_id, s.id AS reservation_id, s.villa_id, o.idx AS occurrence_index, o.due
+SELECT ru.id AS task_rule_id, s.id AS reservation_id, s.villa_id, o.idx AS occurrence_index, o.due,
+       s.check_in AS stay_check_in, s.check_out AS stay_check_out
 FROM task_rules ru
 JOIN turnover_stays s
   ON s.villa_id IS NOT NULL
@@ -93,37 +96,114 @@ CROSS JOIN LATERAL (
 ) o
 WHERE ru.archived_at IS NULL";
 
-/// Open work orders follow their occurrence (step 3). `$1` the generator.
+/// Open work orders follow their occurrence (step 3) when their stay, villa or rule changed
+/// since they were placed: the date and villa then; the rule's title and category only when the
+/// rule changed (its revision). Between changes a person's edits (another day, another title)
+/// stay. Those whose rule changed are noted in
+/// `turnover_rule_changed` for their checklists to follow too. The stay's dates are recorded
+/// for [`FLAG`]. `$1` the generator.
 const MOVE: &str = "
 WITH changed AS (
-    SELECT w.id, w.status, w.due_date::date AS was, o.due, o.villa_id,
+    SELECT w.id, w.status, w.due_date::date AS was, o.due, o.villa_id, o.stay_check_in,
+           o.stay_check_out, w.task_rule_id, ru.revision,
+           w.task_rule_revision IS DISTINCT FROM ru.revision AS rule_changed,
+           w.villa_id <> o.villa_id AS villa_changed,
            coalesce(ru.title, ru.name) AS title, ru.category
     FROM work_orders w
     JOIN turnover_occurrences o USING (task_rule_id, reservation_id, occurrence_index)
     JOIN task_rules ru ON ru.id = w.task_rule_id
     WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
-      AND (w.due_date IS DISTINCT FROM o.due::timestamptz OR w.villa_id <> o.villa_id
-           OR w.title <> coalesce(ru.title, ru.name) OR w.category <> ru.category)
+      -- What changed since the work order was placed: its stay, its villa or its rule. Not its
+      -- due date alone: a person may have rescheduled the work, and that stays.
+      AND (w.villa_id <> o.villa_id
+           OR w.task_rule_revision IS DISTINCT FROM ru.revision
+           OR w.stay_check_in IS DISTINCT FROM o.stay_check_in
+           OR w.stay_check_out IS DISTINCT FROM o.stay_check_out)
     FOR UPDATE OF w
 ),
 moved AS (
     UPDATE work_orders w
-    SET due_date = c.due::timestamptz, villa_id = c.villa_id, title = c.title,
-        category = c.category, updated_at = now()
+    SET due_date = c.due::timestamptz, villa_id = c.villa_id,
+        title = CASE WHEN c.rule_changed THEN c.title ELSE w.title END,
+        category = CASE WHEN c.rule_changed THEN c.category ELSE w.category END,
+        task_rule_revision = c.revision, stay_check_in = c.stay_check_in,
+        stay_check_out = c.stay_check_out, updated_at = now()
     FROM changed c WHERE w.id = c.id
     RETURNING w.id
+),
+rule_changed AS (
+    INSERT INTO turnover_rule_changed (work_order_id, task_rule_id)
+    SELECT c.id, c.task_rule_id FROM changed c JOIN moved m ON m.id = c.id WHERE c.rule_changed
+    RETURNING 1
 ),
 history AS (
     INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
     SELECT uuid_v7(), c.id, c.status, c.status,
-           CASE WHEN c.was IS DISTINCT FROM c.due
-                THEN 'reservation moved: due ' || coalesce(c.was::text, 'none') || ' -> ' || c.due
-                ELSE 'task rule changed' END,
+           concat_ws(': ',
+               CASE WHEN c.rule_changed THEN 'task rule changed'
+                    WHEN c.was IS DISTINCT FROM c.due OR c.villa_changed THEN 'reservation moved' END,
+               CASE WHEN c.was IS DISTINCT FROM c.due
+                    THEN 'due ' || coalesce(c.was::text, 'none') || ' -> ' || c.due END),
            $1
     FROM changed c JOIN moved m ON m.id = c.id
+    WHERE c.rule_changed OR c.villa_changed OR c.was IS DISTINCT FROM c.due
     RETURNING 1
 )
 SELECT count(*) FROM history";
+
+/// The checklists of open work orders whose rule changed follow it (step 3): unanswered items
+/// are replaced by the rule's, in the rule's order; an answered item is kept, in the place of
+/// the rule's item with its text and kind, or after the rule's items when the rule no longer
+/// has it. Answering an item meanwhile holds its row, and the delete skips it once answered.
+const CHECKLIST_DROP_UNANSWERED: &str = "
+DELETE FROM work_order_checklist_items i
+USING turnover_rule_changed c
+WHERE i.work_order_id = c.work_order_id AND i.result IS NULL";
+
+const CHECKLIST_PLAN: &str = "
+CREATE TEMP TABLE turnover_checklist_plan ON COMMIT DROP AS
+WITH wanted AS (
+    SELECT c.work_order_id, (e.ord - 1)::int AS position, e.item->>'text' AS text,
+           coalesce(e.item->>'kind', 'CHECK') AS kind,
+           coalesce(e.item->>'failCategory', 'GENERAL') AS fail_category,
+           row_number() OVER (PARTITION BY c.work_order_id, e.item->>'text',
+                                           coalesce(e.item->>'kind', 'CHECK') ORDER BY e.ord) AS nth,
+           count(*) OVER (PARTITION BY c.work_order_id) AS items
+    FROM turnover_rule_changed c
+    JOIN task_rules ru ON ru.id = c.task_rule_id
+    CROSS JOIN LATERAL jsonb_array_elements(ru.checklist) WITH ORDINALITY AS e(item, ord)
+),
+kept AS (
+    SELECT i.id, i.work_order_id, i.text, i.kind, i.position,
+           row_number() OVER (PARTITION BY i.work_order_id, i.text, i.kind ORDER BY i.position) AS nth
+    FROM work_order_checklist_items i
+    JOIN turnover_rule_changed c ON c.work_order_id = i.work_order_id
+),
+placed AS (
+    SELECT w.work_order_id, w.position, w.text, w.kind, w.fail_category, k.id AS kept_id
+    FROM wanted w
+    LEFT JOIN kept k ON (k.work_order_id, k.text, k.kind, k.nth) = (w.work_order_id, w.text, w.kind, w.nth)
+)
+SELECT * FROM placed
+UNION ALL
+SELECT k.work_order_id,
+       (coalesce((SELECT max(w.items) FROM wanted w WHERE w.work_order_id = k.work_order_id), 0)
+        + row_number() OVER (PARTITION BY k.work_order_id ORDER BY k.position) - 1)::int,
+       k.text, k.kind, NULL, k.id
+FROM kept k
+WHERE k.id NOT IN (SELECT kept_id FROM placed WHERE kept_id IS NOT NULL)";
+
+/// Places the plan: kept items first moved out of the way (positions are unique per work order),
+/// then to their places, then the new items.
+const CHECKLIST_PLACE: &str = "
+UPDATE work_order_checklist_items i SET position = i.position + 1000000
+FROM turnover_rule_changed c WHERE i.work_order_id = c.work_order_id;
+UPDATE work_order_checklist_items i SET position = p.position
+FROM turnover_checklist_plan p WHERE i.id = p.kept_id;
+INSERT INTO work_order_checklist_items (id, work_order_id, position, text, kind, fail_category)
+SELECT uuid_v7(), work_order_id, position, text, kind, fail_category
+FROM turnover_checklist_plan WHERE kept_id IS NULL
+ORDER BY work_order_id, position";
 
 /// Open work orders whose occurrence is gone are cancelled; started or finished ones flagged
 /// (step 3). Only work orders whose stay the run looked at, of rules still active.
@@ -154,21 +234,24 @@ history AS (
 )
 SELECT count(*) FROM history";
 
+/// Started or finished work orders are only flagged, when their stay changed after they were
+/// placed: other dates, another villa, or no longer a stay the rule counts. A change of the rule
+/// alone flags nothing.
 const FLAG: &str = "
 UPDATE work_orders w SET reservation_changed = true, updated_at = now()
 FROM turnover_stays s, task_rules ru
 WHERE s.id = w.reservation_id AND ru.id = w.task_rule_id AND ru.archived_at IS NULL
   AND w.status IN ('IN_PROGRESS', 'COMPLETED') AND NOT w.reservation_changed
-  AND NOT EXISTS (SELECT 1 FROM turnover_occurrences o
-                  WHERE (o.task_rule_id, o.reservation_id, o.occurrence_index)
-                      = (w.task_rule_id, w.reservation_id, w.occurrence_index)
-                    AND o.due::timestamptz = w.due_date)";
+  AND (s.villa_id IS DISTINCT FROM w.villa_id
+       OR NOT (s.status = 'CONFIRMED' OR (s.status = 'OWNER_STAY' AND ru.include_owner_stays))
+       OR s.check_in IS DISTINCT FROM w.stay_check_in
+       OR s.check_out IS DISTINCT FROM w.stay_check_out)";
 
 /// A stay that came back brings back the work orders cancelled with it, when still ahead.
 /// `$1` the generator, `$2` today.
 const RESTORE: &str = "
 WITH back AS (
-    SELECT w.id, o.due, o.villa_id
+    SELECT w.id, o.due, o.villa_id, o.stay_check_in, o.stay_check_out
     FROM work_orders w
     JOIN turnover_occurrences o USING (task_rule_id, reservation_id, occurrence_index)
     WHERE w.status = 'CANCELLED' AND w.stay_cancelled AND o.due >= $2::date
@@ -177,7 +260,8 @@ WITH back AS (
 restored AS (
     UPDATE work_orders w
     SET status = CASE WHEN w.assignee_type IS NULL THEN 'OPEN' ELSE 'ASSIGNED' END,
-        stay_cancelled = false, due_date = b.due::timestamptz, villa_id = b.villa_id, updated_at = now()
+        stay_cancelled = false, due_date = b.due::timestamptz, villa_id = b.villa_id,
+        stay_check_in = b.stay_check_in, stay_check_out = b.stay_check_out, updated_at = now()
     FROM back b WHERE w.id = b.id
     RETURNING w.id, w.status
 ),
@@ -194,12 +278,13 @@ const CREATE: &str = "
 WITH created AS (
     INSERT INTO work_orders (id, villa_id, title, category, priority, status, assignee_type,
                              assignee_staff_id, due_date, created_by, source, reservation_id,
-                             task_rule_id, occurrence_index)
+                             task_rule_id, occurrence_index, task_rule_revision, stay_check_in,
+                             stay_check_out)
     SELECT uuid_v7(), o.villa_id, coalesce(ru.title, ru.name), ru.category, ru.priority,
            CASE WHEN ru.default_assignee_id IS NULL THEN 'OPEN' ELSE 'ASSIGNED' END,
            CASE WHEN ru.default_assignee_id IS NULL THEN NULL ELSE 'TECHNICIAN' END,
            ru.default_assignee_id, o.due::timestamptz, $1, 'TURNOVER', o.reservation_id,
-           o.task_rule_id, o.occurrence_index
+           o.task_rule_id, o.occurrence_index, ru.revision, o.stay_check_in, o.stay_check_out
     FROM turnover_occurrences o
     JOIN task_rules ru ON ru.id = o.task_rule_id
     WHERE o.due BETWEEN $2::date AND $3::date
@@ -283,20 +368,39 @@ pub async fn generate(conn: &mut PgConnection, horizon: Horizon) -> Result<Gener
     .execute(&mut *tx)
     .await?;
     let count = |n: i64| u64::try_from(n).unwrap_or(0);
-    let moved: i64 = sqlx::query_scalar(MOVE)
-        .bind(GENERATOR)
-        .fetch_one(&mut *tx)
-        .await?;
-    let cancelled: i64 = sqlx::query_scalar(CANCEL)
-        .bind(GENERATOR)
-        .fetch_one(&mut *tx)
-        .await?;
-    let flagged = sqlx::query(FLAG).execute(&mut *tx).await?.rows_affected();
+    // Work cancelled with its stay comes back first, so that it then follows the rule like the
+    // rest (a rule may have changed while it was cancelled).
     let restored: i64 = sqlx::query_scalar(RESTORE)
         .bind(GENERATOR)
         .bind(horizon.today)
         .fetch_one(&mut *tx)
         .await?;
+    sqlx::query(
+        "CREATE TEMP TABLE turnover_rule_changed (work_order_id uuid PRIMARY KEY, task_rule_id uuid NOT NULL)
+         ON COMMIT DROP",
+    )
+    .execute(&mut *tx)
+    .await?;
+    let moved: i64 = sqlx::query_scalar(MOVE)
+        .bind(GENERATOR)
+        .fetch_one(&mut *tx)
+        .await?;
+    let rule_changed: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM turnover_rule_changed)")
+            .fetch_one(&mut *tx)
+            .await?;
+    if rule_changed {
+        sqlx::query(CHECKLIST_DROP_UNANSWERED)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(CHECKLIST_PLAN).execute(&mut *tx).await?;
+        sqlx::raw_sql(CHECKLIST_PLACE).execute(&mut *tx).await?;
+    }
+    let cancelled: i64 = sqlx::query_scalar(CANCEL)
+        .bind(GENERATOR)
+        .fetch_one(&mut *tx)
+        .await?;
+    let flagged = sqlx::query(FLAG).execute(&mut *tx).await?.rows_affected();
     let created: i64 = sqlx::query_scalar(CREATE)
         .bind(GENERATOR)
         .bind(horizon.today)

@@ -1,6 +1,8 @@
 //! Turnover consumables (issue 29): completing a generated work order draws its rule's
 //! consumables from the villa's stock through the ledger, once, and records the shortfall.
 
+use std::time::Duration;
+
 use reqwest::Method;
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -249,7 +251,30 @@ async fn completions_at_once_draw_once_and_work_without_a_stay_draws_nothing(poo
             Some(json!({"status": "COMPLETED"})),
         )
     };
-    let (a, b) = tokio::join!(complete(), complete());
+    // Both completions arrive while a transaction holds the work order's row: they are both in
+    // flight, waiting on it, when it is released.
+    let mut holder = pool.begin().await.unwrap();
+    sqlx::query("SELECT id FROM work_orders WHERE id = $1 FOR UPDATE")
+        .bind(order.parse::<Uuid>().unwrap())
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let release = async {
+        tests::eventually(Duration::from_secs(10), || async {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            (waiting >= 2).then_some(())
+        })
+        .await
+        .expect("both completions wait on the work order's row");
+        holder.commit().await.unwrap();
+    };
+    let (a, b, ()) = tokio::join!(complete(), complete(), release);
     assert_eq!((a.0, b.0), (200, 200), "{a:?} {b:?}");
     assert_eq!(uses_of(&app, villa).await.len(), 1);
     assert_eq!(quantity(&app, &id_of(&towel)).await, 97.0);

@@ -462,3 +462,170 @@ async fn a_new_rule_covers_the_stays_on_the_books_through_the_worker(pool: PgPoo
     assert_eq!(generate(&app).await, Generated::default());
     assert_eq!(work_of(&pool, booked).await[0].3, "OPEN", "left as it is");
 }
+
+/// The generated work order of a stay (one rule): its id, due date, title and category.
+async fn the_work_of(pool: &PgPool, reservation: Uuid) -> (Uuid, NaiveDate, String, String, bool) {
+    sqlx::query_as(
+        "SELECT id, due_date::date, title, category, reservation_changed FROM work_orders
+         WHERE reservation_id = $1",
+    )
+    .bind(reservation)
+    .fetch_one(pool)
+    .await
+    .unwrap()
+}
+
+/// A work order's checklist as (text, result), in order, with the items' ids.
+async fn checklist_of(pool: &PgPool, order: Uuid) -> Vec<(Uuid, String, Option<String>)> {
+    sqlx::query_as(
+        "SELECT id, text, result FROM work_order_checklist_items WHERE work_order_id = $1
+         ORDER BY position",
+    )
+    .bind(order)
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+/// A rule changed through the API: its open work follows it (date, title, category, the items
+/// not yet answered) and keeps what was answered; started work is neither moved nor flagged as a
+/// changed reservation (the stay did not change). Between two changes of the rule, a person's
+/// own edits (another title, another day) stay.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_changed_rule_is_followed_by_open_work_keeping_answered_items(pool: PgPool) {
+    use crate::management_villas::send;
+    use reqwest::Method;
+    let app = TestApp::spawn(pool.clone()).await;
+    let today = app.today();
+    let villa = linked_villa(&app, 507, "Villa Rules").await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/maintenance/task-rules",
+        "manager",
+        Some(
+            json!({"name": "Clean", "trigger": "CHECKOUT", "category": "CLEANING",
+                    "villaIds": [villa],
+                    "checklist": [{"text": "Beds"}, {"text": "Towels"}, {"text": "Pool"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let rule = body["id"].as_str().unwrap().to_owned();
+    let open = stay(&pool, 9601, 507, "CONFIRMED", day(today, 2), day(today, 5)).await;
+    let started = stay(&pool, 9602, 507, "CONFIRMED", day(today, 6), day(today, 9)).await;
+    generate(&app).await;
+    let (order, ..) = the_work_of(&pool, open).await;
+    let (started_order, ..) = the_work_of(&pool, started).await;
+    sqlx::query("UPDATE work_orders SET status = 'IN_PROGRESS' WHERE id = $1")
+        .bind(started_order)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let items = checklist_of(&pool, order).await;
+    for (item, result) in [(items[1].0, "PASS"), (items[2].0, "NA")] {
+        let (status, body) = send(
+            &app,
+            Method::PATCH,
+            &format!("/maintenance/work-orders/{order}/checklist/{item}"),
+            "staff",
+            Some(json!({"result": result})),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    // A person renames the work and moves it a day later: runs leave that as it is.
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/maintenance/work-orders/{order}"),
+        "manager",
+        Some(json!({"title": "Clean before the VIP", "dueDate": format!("{}T00:00:00Z", day(today, 7))})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(generate(&app).await, Generated::default());
+    let (_, due, title, ..) = the_work_of(&pool, open).await;
+    assert_eq!(
+        (due, title.as_str()),
+        (day(today, 7), "Clean before the VIP")
+    );
+
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/maintenance/task-rules/{rule}"),
+        "manager",
+        Some(
+            json!({"offsetDays": 1, "title": "Deep clean", "category": "INSPECTION",
+                    "checklist": [{"text": "Towels"}, {"text": "Linen", "kind": "PHOTO_REQUIRED"},
+                                  {"text": "Beds"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let run = generate(&app).await;
+    assert_eq!(
+        (run.moved, run.flagged, run.created, run.cancelled),
+        (1, 0, 0, 0)
+    );
+
+    let (_, due, title, category, _) = the_work_of(&pool, open).await;
+    assert_eq!(
+        (due, title.as_str(), category.as_str()),
+        (day(today, 6), "Deep clean", "INSPECTION")
+    );
+    let after = checklist_of(&pool, order).await;
+    let shown: Vec<(&str, Option<&str>)> = after
+        .iter()
+        .map(|(_, text, result)| (text.as_str(), result.as_deref()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("Towels", Some("PASS")),
+            ("Linen", None),
+            ("Beds", None),
+            ("Pool", Some("NA")),
+        ],
+        "the rule's items in its order, then answered items it no longer has"
+    );
+    assert_eq!(after[0].0, items[1].0, "the answered item is the same item");
+    assert_eq!(after[3].0, items[2].0);
+    let kind: String =
+        sqlx::query_scalar("SELECT kind FROM work_order_checklist_items WHERE id = $1")
+            .bind(after[1].0)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(kind, "PHOTO_REQUIRED");
+    let reason: String = sqlx::query_scalar(
+        "SELECT reason FROM work_order_history WHERE work_order_id = $1
+         ORDER BY changed_at DESC, id DESC LIMIT 1",
+    )
+    .bind(order)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        reason,
+        format!(
+            "task rule changed: due {} -> {}",
+            day(today, 7),
+            day(today, 6)
+        )
+    );
+
+    let (_, started_due, started_title, _, changed) = the_work_of(&pool, started).await;
+    assert_eq!(
+        (started_due, started_title.as_str(), changed),
+        (day(today, 9), "Clean", false),
+        "started work stays, and its stay did not change"
+    );
+    assert_eq!(
+        generate(&app).await,
+        Generated::default(),
+        "a second run changes nothing"
+    );
+}

@@ -70,10 +70,18 @@ async fn deliveries_are_authenticated_and_for_the_account(pool: PgPool) {
                       "data": reservation(5001, "2030-03-05", "new", "2030-01-01 10:00:00")});
     let absent = app(pool.clone(), false).await;
     assert_eq!(deliver(&absent, Some((USER, PASSWORD)), &body).await.0, 404);
+    // Checked before the body is read: a bad body is still a 404, or a 401 without credentials.
+    assert_eq!(
+        deliver(&absent, Some((USER, PASSWORD)), &json!([1]))
+            .await
+            .0,
+        404
+    );
     drop(absent);
 
     let app = app(pool.clone(), true).await;
     assert_eq!(deliver(&app, None, &body).await.0, 401);
+    assert_eq!(deliver(&app, None, &json!([1])).await.0, 401);
     assert_eq!(
         deliver(&app, Some((USER, "a-wrong-password!!")), &body)
             .await
