@@ -334,7 +334,7 @@ impl Control {
     /// Stores a changed reservation and delivers the webhook of the change.
     fn store(&self, value: Value) -> Option<Value> {
         let (event, stored) = self.shared.store_touched(value)?;
-        self.deliver(event, stored.clone());
+        self.deliver(event, &stored);
         Some(stored)
     }
 
@@ -425,7 +425,9 @@ impl Control {
         let webhook = read(&self.shared.webhook)
             .as_ref()
             .map(|t| json!({"url": t.url, "user": t.user}));
-        let count = |c: &AtomicUsize| c.load(Ordering::Relaxed);
+        // SeqCst, as the deliveries count: a delivery is counted delivered or failed before it
+        // leaves `webhooksPending`, so no reader sees it in neither.
+        let count = |c: &AtomicUsize| c.load(Ordering::SeqCst);
         json!({
             "listings": listings,
             "reservations": reservations,

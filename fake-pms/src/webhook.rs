@@ -21,7 +21,8 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::{Control, Shared, WebhookTarget, read};
 
@@ -51,6 +52,32 @@ impl Event {
     }
 }
 
+/// A delivery's body: Hostaway's unified webhook.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Payload<'a> {
+    event: &'static str,
+    account_id: Value,
+    data: &'a Value,
+}
+
+/// Counts a delivery in `webhooksPending` while it lives, even if its task is dropped (a runtime
+/// that ends).
+struct Pending(Arc<Shared>);
+
+impl Pending {
+    fn new(shared: &Arc<Shared>) -> Pending {
+        shared.webhooks_pending.fetch_add(1, Ordering::SeqCst);
+        Pending(shared.clone())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.0.webhooks_pending.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// What one attempt came to.
 enum Attempt {
     Delivered(u16),
@@ -64,7 +91,7 @@ impl Control {
     /// Posts `event` with `record` (as stored) to the webhook target, if one is set, in a task
     /// of its own. Counted in `webhooksPending` until it ends, then in `webhooksDelivered` or
     /// `webhooksFailed`.
-    pub(crate) fn deliver(&self, event: Event, record: Value) {
+    pub(crate) fn deliver(&self, event: Event, record: &Value) {
         let Some(target) = read(&self.shared.webhook).clone() else {
             return;
         };
@@ -76,12 +103,16 @@ impl Control {
             .parse::<i64>()
             .map_or_else(|_| Value::String(client_id.clone()), Value::from);
         let id = record.get("id").and_then(Value::as_i64);
-        let body = json!({"event": event.name(), "accountId": account, "data": record});
-        let body = match serde_json::to_vec(&body) {
+        let payload = Payload {
+            event: event.name(),
+            account_id: account,
+            data: record,
+        };
+        let body = match serde_json::to_vec(&payload) {
             Ok(bytes) => Bytes::from(bytes),
             Err(e) => {
                 tracing::error!(error = %e, "webhook not sent: the delivery does not serialise");
-                self.shared.webhooks_failed.fetch_add(1, Ordering::Relaxed);
+                self.shared.webhooks_failed.fetch_add(1, Ordering::SeqCst);
                 return;
             }
         };
@@ -95,20 +126,19 @@ impl Control {
                 event = event.name(),
                 "webhook not sent: no tokio runtime to deliver it on"
             );
-            self.shared.webhooks_failed.fetch_add(1, Ordering::Relaxed);
+            self.shared.webhooks_failed.fetch_add(1, Ordering::SeqCst);
             return;
         };
-        self.shared.webhooks_pending.fetch_add(1, Ordering::Relaxed);
-        let shared = self.shared.clone();
+        let pending = Pending::new(&self.shared);
         handle.spawn(async move {
-            let delivered = send(&shared, &target, event, id, body).await;
+            let shared = &pending.0;
+            let delivered = send(shared, &target, event, id, body).await;
             let counter = if delivered {
                 &shared.webhooks_delivered
             } else {
                 &shared.webhooks_failed
             };
-            counter.fetch_add(1, Ordering::Relaxed);
-            shared.webhooks_pending.fetch_sub(1, Ordering::Relaxed);
+            counter.fetch_add(1, Ordering::SeqCst);
         });
     }
 }
