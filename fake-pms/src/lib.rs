@@ -18,27 +18,69 @@
 //! - The rate limits (15 requests per 10 s per IP, 20 per account, over every request), answered
 //!   with 429, `Retry-After` and `{status: "fail", message}`.
 //!
+//! - Hostaway's unified webhooks (`webhook.rs`): when a [`WebhookTarget`] is set
+//!   ([`FakePmsConfig::webhook`], [`Control::set_webhook`], the binary's `--webhook-url`), every
+//!   reservation stored through [`Control::add_reservation`] or [`Control::update_reservation`]
+//!   is posted to it as `{event: "reservation.created" | "reservation.updated", accountId, data}`
+//!   with HTTP Basic credentials, in a task of its own, retried on network errors, 5xx and 429
+//!   (within seconds; Hostaway within an hour), never on another answer.
+//!
 //! and switches a real PMS does not have: failures (500/502/503 with the body a proxy or the
 //! application would send), slowness, scripted 429s, revoked tokens, other limits, data changed
-//! between two pages, records deleted (no longer returned, as Hostaway does). [`Control`] holds them in-process; `/_fake/*` routes hold them for the
-//! binary.
+//! between two pages, records deleted (no longer returned, as Hostaway does), bookings made or
+//! changed (each posting its webhook). [`Control`] holds them in-process; for the binary, the
+//! `/_fake/*` routes (JSON bodies, any content type):
+//! - `POST /_fake/fail` `{status, count}`, `/_fake/delay` `{ms}`, `/_fake/throttle`
+//!   `{count, retryAfterSecs}`, `/_fake/limits` `{ip, account}`, `/_fake/revoke`,
+//!   `/_fake/delete` `{listings, reservations}`, `/_fake/reset`; `GET /_fake/stats` (counters,
+//!   webhooks delivered, failed and under way, switches);
+//! - `POST /_fake/reservations` (a new booking: `listingMapId`, `arrivalDate`, `departureDate`,
+//!   any other field; posts `reservation.created`), `PATCH /_fake/reservations/{id}` (the fields
+//!   to change, e.g. `{"departureDate": "2026-12-05"}` or `{"status": "cancelled"}`; posts
+//!   `reservation.updated`), `GET /_fake/reservations/{id}`; each answers the record as stored.
 
 mod seed;
 mod server;
 mod store;
+mod webhook;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{
+    Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard,
+};
 use std::time::{Duration, Instant};
 
 use chrono::{NaiveDate, Utc};
 use serde_json::{Value, json};
 
 pub use seed::{seed_listings, seed_reservations};
+pub use webhook::{DELIVERY_TIMEOUT, RETRY_DELAYS};
 
 use crate::store::{Meta, Store};
+use crate::webhook::Event;
+
+/// Where the fake posts Hostaway's unified webhooks (`reservation.created`,
+/// `reservation.updated`), and the HTTP Basic credentials it sends (none when both are empty),
+/// as a unified webhook is configured on Hostaway (`url`, `login`, `password`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookTarget {
+    pub url: String,
+    pub user: String,
+    pub password: String,
+}
+
+/// The password is never printed (the configuration is logged).
+impl std::fmt::Debug for WebhookTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookTarget")
+            .field("url", &self.url)
+            .field("user", &self.user)
+            .field("password", &"***")
+            .finish()
+    }
+}
 
 /// What the fake serves and how strict it is.
 #[derive(Debug, Clone)]
@@ -62,6 +104,8 @@ pub struct FakePmsConfig {
     pub token_ttl: Duration,
     /// The day the seed data is centred on; None: today (UTC).
     pub today: Option<NaiveDate>,
+    /// Where a reservation change is posted as a unified webhook; None: nowhere.
+    pub webhook: Option<WebhookTarget>,
 }
 
 impl Default for FakePmsConfig {
@@ -77,6 +121,7 @@ impl Default for FakePmsConfig {
             token_delay: Duration::from_secs(1),
             token_ttl: Duration::from_secs(730 * 86_400),
             today: None,
+            webhook: None,
         }
     }
 }
@@ -236,33 +281,75 @@ impl Control {
         write(&self.shared.data).listings = v;
     }
 
+    /// Where reservation changes are posted as unified webhooks from now on (None: nowhere).
+    /// Deliveries already under way keep their target.
+    pub fn set_webhook(&self, target: Option<WebhookTarget>) {
+        *write(&self.shared.webhook) = target;
+    }
+
     /// Changes reservation `id` with `f` (run without any lock held), then sets its `updatedOn`
     /// and `latestActivityOn` to now, which moves it last in `sortOrder=updatedOn` and first in
-    /// the default order. False when there is no such reservation.
+    /// the default order, and posts `reservation.updated` to the webhook target, if any. False
+    /// when there is no such reservation.
     pub fn update_reservation(&self, id: i64, f: impl FnOnce(&mut Value)) -> bool {
+        let changed = self.try_update_reservation(id, |value| {
+            f(value);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        matches!(changed, Ok(Some(_)))
+    }
+
+    /// [`Control::update_reservation`] with a change that may refuse (then nothing is stored):
+    /// the record as stored, `Ok(None)` when there is no such reservation (or `f` left no
+    /// object).
+    pub(crate) fn try_update_reservation<E>(
+        &self,
+        id: i64,
+        f: impl FnOnce(&mut Value) -> Result<(), E>,
+    ) -> Result<Option<Value>, E> {
         let Some(mut value) = read(&self.shared.data).reservations.value(id) else {
-            return false;
+            return Ok(None);
         };
-        f(&mut value);
+        f(&mut value)?;
         if let Some(record) = value.as_object_mut() {
             record.insert("id".into(), json!(id));
         }
-        self.shared.store_touched(value).is_some()
+        Ok(self.store(value))
     }
 
-    /// Adds (or replaces, by `id`) a reservation, stamped `updatedOn`/`latestActivityOn` now.
-    /// Without an `id` it gets the next free one. Returns its id (None when `v` is no object).
-    pub fn add_reservation(&self, mut v: Value) -> Option<i64> {
-        let record = v.as_object_mut()?;
-        if record.get("id").and_then(Value::as_i64).is_none() {
-            let next = read(&self.shared.data)
-                .reservations
-                .max_id()
-                .map_or(1_000_000, |m| m + 1);
-            record.insert("id".into(), json!(next));
-            record.insert("hostawayReservationId".into(), json!(next));
-        }
-        self.shared.store_touched(v)
+    /// Adds (or replaces, by `id`) a reservation, stamped `updatedOn`/`latestActivityOn` now,
+    /// and posts `reservation.created` (`reservation.updated` when it replaced one) to the
+    /// webhook target, if any. Without an `id` it gets the next free one. Returns its id (None
+    /// when `v` is no object).
+    pub fn add_reservation(&self, v: Value) -> Option<i64> {
+        self.add_reservation_record(v)
+            .and_then(|stored| stored.get("id").and_then(Value::as_i64))
+    }
+
+    /// [`Control::add_reservation`], answering the record as stored.
+    pub(crate) fn add_reservation_record(&self, v: Value) -> Option<Value> {
+        self.store(v)
+    }
+
+    /// Stores a changed reservation and delivers the webhook of the change.
+    fn store(&self, value: Value) -> Option<Value> {
+        let (event, stored) = self.shared.store_touched(value)?;
+        self.deliver(event, &stored);
+        Some(stored)
+    }
+
+    /// Listing `id`, as served.
+    pub(crate) fn listing(&self, id: i64) -> Option<Value> {
+        read(&self.shared.data)
+            .listings
+            .iter()
+            .find(|l| l.get("id").and_then(Value::as_i64) == Some(id))
+            .cloned()
+    }
+
+    /// Reservation `id`, as served.
+    pub(crate) fn reservation(&self, id: i64) -> Option<Value> {
+        read(&self.shared.data).reservations.value(id)
     }
 
     /// Deletes listing `id` as Hostaway does: it is simply no longer returned (its
@@ -303,8 +390,10 @@ impl Control {
         self.shared.rate_limited.load(Ordering::Relaxed)
     }
 
-    /// Back to the start: seed data again, no failure, delay or throttle, the configured limits
-    /// with empty windows, no recorded request, counters at zero. Tokens stay valid.
+    /// Back to the start: seed data again (no webhook is posted for it), no failure, delay or
+    /// throttle, the configured limits with empty windows and webhook target, no recorded
+    /// request, counters at zero (deliveries under way still finish and count). Tokens stay
+    /// valid.
     pub fn reset(&self) {
         self.shared.reset();
     }
@@ -333,12 +422,22 @@ impl Control {
             json!({"ip": show(l.ip), "account": show(l.account)})
         };
         let requests = lock(&self.shared.log).len();
+        let webhook = read(&self.shared.webhook)
+            .as_ref()
+            .map(|t| json!({"url": t.url, "user": t.user}));
+        // SeqCst, as the deliveries count: a delivery is counted delivered or failed before it
+        // leaves `webhooksPending`, so no reader sees it in neither.
+        let count = |c: &AtomicUsize| c.load(Ordering::SeqCst);
         json!({
             "listings": listings,
             "reservations": reservations,
             "requests": requests,
             "tokenRequests": self.token_requests(),
             "rateLimited": self.rate_limited(),
+            "webhook": webhook,
+            "webhooksDelivered": count(&self.shared.webhooks_delivered),
+            "webhooksFailed": count(&self.shared.webhooks_failed),
+            "webhooksPending": count(&self.shared.webhooks_pending),
             "switches": switches,
             "limits": limits,
         })
@@ -357,6 +456,16 @@ pub(crate) struct Shared {
     pub hook: RwLock<Option<RequestHook>>,
     pub token_requests: AtomicUsize,
     pub rate_limited: AtomicUsize,
+    pub webhook: RwLock<Option<WebhookTarget>>,
+    /// The runtime the fake was started on, which delivers webhooks whatever thread a change
+    /// comes from (None outside one: then the caller's, if any).
+    pub runtime: Option<tokio::runtime::Handle>,
+    /// Built on the first delivery: most fakes never post one.
+    http: OnceLock<Result<reqwest::Client, String>>,
+    /// Deliveries that ended delivered or failed, and those under way.
+    pub webhooks_delivered: AtomicUsize,
+    pub webhooks_failed: AtomicUsize,
+    pub webhooks_pending: AtomicUsize,
 }
 
 pub(crate) struct Data {
@@ -463,8 +572,29 @@ impl Shared {
             hook: RwLock::new(None),
             token_requests: AtomicUsize::new(0),
             rate_limited: AtomicUsize::new(0),
+            webhook: RwLock::new(config.webhook.clone()),
+            runtime: tokio::runtime::Handle::try_current().ok(),
+            http: OnceLock::new(),
+            webhooks_delivered: AtomicUsize::new(0),
+            webhooks_failed: AtomicUsize::new(0),
+            webhooks_pending: AtomicUsize::new(0),
             config,
         }
+    }
+
+    /// The client webhooks are posted with: no redirect followed (Hostaway counts any answer
+    /// that is not a 2xx as a failure), [`DELIVERY_TIMEOUT`] per attempt.
+    pub(crate) fn http_client(&self) -> Result<&reqwest::Client, &str> {
+        self.http
+            .get_or_init(|| {
+                reqwest::Client::builder()
+                    .timeout(DELIVERY_TIMEOUT)
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 
     fn reset(&self) {
@@ -475,12 +605,19 @@ impl Shared {
         lock(&self.log).clear();
         self.token_requests.store(0, Ordering::Relaxed);
         self.rate_limited.store(0, Ordering::Relaxed);
+        *write(&self.webhook) = self.config.webhook.clone();
+        self.webhooks_delivered.store(0, Ordering::Relaxed);
+        self.webhooks_failed.store(0, Ordering::Relaxed);
     }
 
     /// Stores a reservation changed now: `updatedOn` and `latestActivityOn` set to now, or just
-    /// after the newest record when that is later (seed data centred on a future `today`), so the
-    /// record is the newest of all.
-    fn store_touched(&self, mut value: Value) -> Option<i64> {
+    /// after the newest record when that is later (seed data centred on a future `today`, or
+    /// several changes within a second), so the record is the newest of all and two changes of
+    /// one record never share an `updatedOn`. A record without an integer `id` gets the next
+    /// free one (and it as `hostawayReservationId`), under the same lock so that two new records
+    /// never share one. Answers whether the record is new, and the record as stored; None when
+    /// `value` is no object.
+    fn store_touched(&self, mut value: Value) -> Option<(Event, Value)> {
         let mut data = write(&self.data);
         let newest = data
             .reservations
@@ -488,12 +625,22 @@ impl Shared {
             .map_or(i64::MIN, |t| t.saturating_add(1));
         let stamp = seed::format_timestamp(Utc::now().timestamp().max(newest));
         let record = value.as_object_mut()?;
+        if record.get("id").and_then(Value::as_i64).is_none() {
+            let next = data.reservations.max_id().map_or(1_000_000, |m| m + 1);
+            record.insert("id".into(), json!(next));
+            record.insert("hostawayReservationId".into(), json!(next));
+        }
         record.insert("updatedOn".into(), Value::String(stamp.clone()));
         record.insert("latestActivityOn".into(), Value::String(stamp));
         let meta = Meta::of(&value)?;
         let text = serde_json::to_string(&value).ok()?;
+        let event = if data.reservations.json(meta.id).is_some() {
+            Event::Updated
+        } else {
+            Event::Created
+        };
         data.reservations.upsert(meta, text);
-        Some(meta.id)
+        Some((event, value))
     }
 
     pub(crate) fn record(&self, seen: RequestSeen) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use chrono::NaiveDate;
 use clap::Parser;
-use fake_pms::{FakePms, FakePmsConfig};
+use fake_pms::{FakePms, FakePmsConfig, WebhookTarget};
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser, Debug)]
@@ -47,6 +47,23 @@ struct Args {
     /// The day the seed data is centred on (YYYY-MM-DD); default today (UTC).
     #[arg(long)]
     today: Option<NaiveDate>,
+    /// Where a reservation changed through `/_fake/reservations` is posted as Hostaway's unified
+    /// webhook (`scripts/run`: the API's `/reporting/webhooks/hostaway`); none when unset.
+    #[arg(long, env = "FAKE_PMS_WEBHOOK_URL")]
+    webhook_url: Option<String>,
+    /// The HTTP Basic user sent with each webhook (the platform's `PMS_WEBHOOK_USER`); with an
+    /// empty user and password none is sent. Ignored without a webhook URL.
+    #[arg(long, env = "FAKE_PMS_WEBHOOK_USER", default_value = "")]
+    webhook_user: String,
+    /// The HTTP Basic password sent with each webhook (the platform's `PMS_WEBHOOK_PASSWORD`);
+    /// the environment variable keeps it out of the process list.
+    #[arg(
+        long,
+        env = "FAKE_PMS_WEBHOOK_PASSWORD",
+        default_value = "",
+        hide_env_values = true
+    )]
+    webhook_password: String,
 }
 
 #[tokio::main]
@@ -60,6 +77,14 @@ async fn main() -> std::io::Result<()> {
         .init();
 
     let args = Args::parse();
+    if let Some(url) = &args.webhook_url
+        && let Err(e) = reqwest::Url::parse(url)
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("--webhook-url {url} is not a URL: {e}"),
+        ));
+    }
     let mut config = FakePmsConfig {
         listings: args.listings,
         reservations: args.reservations,
@@ -68,6 +93,11 @@ async fn main() -> std::io::Result<()> {
         client_secret: args.client_secret,
         token_delay: Duration::from_millis(args.token_delay_ms),
         today: args.today,
+        webhook: args.webhook_url.map(|url| WebhookTarget {
+            url,
+            user: args.webhook_user,
+            password: args.webhook_password,
+        }),
         ..FakePmsConfig::default()
     };
     if args.no_rate_limit {
@@ -79,10 +109,15 @@ async fn main() -> std::io::Result<()> {
         "15 per 10 s per IP, 20 per 10 s per account"
     };
     let (client_id, client_secret) = (config.client_id.clone(), config.client_secret.clone());
+    let webhook = config
+        .webhook
+        .as_ref()
+        .map_or_else(|| "none".to_owned(), |t| t.url.clone());
     let fake = FakePms::bind(SocketAddr::new(args.host, args.port), config).await?;
     tracing::info!(
         "fake PMS (Hostaway API v1) at {} with PMS_CLIENT_ID={client_id} PMS_CLIENT_SECRET={client_secret}: \
-         {} listings, {} reservations, rate limits {limits}; switches under http://{}/_fake/",
+         {} listings, {} reservations, rate limits {limits}; switches under http://{}/_fake/; \
+         webhooks to {webhook}",
         fake.base_url,
         args.listings,
         args.reservations,

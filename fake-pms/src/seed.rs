@@ -1183,3 +1183,98 @@ fn ascii_lower(name: &str) -> String {
         .map(|c| c.to_ascii_lowercase())
         .collect()
 }
+
+/// A new direct booking of `listing` from `arrival` to `departure`, made at `now` (unix seconds),
+/// with every field a seeded reservation has, priced the way the seed prices one. It has no `id`
+/// nor `hostawayReservationId`: the store gives it the next free one. `reference` is the booking's
+/// code in `reservationId`. None when `listing` has no integer `id`.
+pub(crate) fn new_reservation(
+    client_id: &str,
+    listing: &Value,
+    arrival: NaiveDate,
+    departure: NaiveDate,
+    now: i64,
+    reference: &str,
+) -> Option<Value> {
+    let listing = ListingFacts::of(listing)?;
+    let channel = CHANNELS[DIRECT];
+    let nights = (departure - arrival).num_days().max(0);
+    let d = listing.decimals;
+    let total = round(listing.nightly * nights as f64 + listing.cleaning_fee, d);
+    let reservation_id = format!("{client_id}-{}-{}-{reference}", listing.id, channel.id);
+    let guests = listing.capacity.min(2);
+    let record = ReservationRecord {
+        id: 0,
+        listing_map_id: listing.id,
+        channel_id: channel.id,
+        source: channel.source,
+        channel_name: channel.name,
+        channel_reservation_id: reservation_id.clone(),
+        reservation_id,
+        hostaway_reservation_id: 0,
+        external_property_id: None,
+        assignee_user_id: None,
+        is_processed: 1,
+        is_instant_booked: 0,
+        reservation_date: format_timestamp(now),
+        pending_expire_date: None,
+        guest_name: "New Guest".into(),
+        guest_first_name: "New".into(),
+        guest_last_name: "Guest".into(),
+        guest_external_account_id: None,
+        guest_city: None,
+        guest_country: None,
+        guest_email: Some("new.guest@example.com".into()),
+        guest_recommendations: 0,
+        guest_trips: 0,
+        number_of_guests: guests,
+        adults: guests,
+        children: None,
+        arrival_date: format_date(arrival),
+        departure_date: format_date(departure),
+        is_dates_unspecified: 0,
+        previous_arrival_date: None,
+        previous_departure_date: None,
+        check_in_time: 15,
+        check_out_time: 11,
+        nights,
+        phone: None,
+        total_price: total,
+        tax_amount: Some(round(total * listing.tax / (1.0 + listing.tax), d)),
+        channel_commission_amount: None,
+        hostaway_commission_amount: Some(None),
+        cleaning_fee: Some(listing.cleaning_fee),
+        security_deposit_fee: Some(listing.deposit),
+        is_paid: Some(0),
+        payment_method: Some("credit_card"),
+        currency: listing.currency.clone(),
+        status: "new",
+        cancellation_date: None,
+        cancelled_by: None,
+        host_note: None,
+        guest_note: None,
+        guest_locale: Some("en"),
+        door_code: None,
+        comment: None,
+        confirmation_code: None,
+        airbnb_expected_payout_amount: None,
+        airbnb_listing_base_price: None,
+        airbnb_listing_host_fee: None,
+        airbnb_cancellation_policy: None,
+        is_starred: 0,
+        is_archived: 0,
+        is_pinned: 0,
+        reservation_agreement: "not_required",
+        cancellation_policy: "moderate",
+        inserted_on: format_timestamp(now),
+        updated_on: format_timestamp(now),
+        latest_activity_on: format_timestamp(now),
+        custom_field_values: Vec::new(),
+        reservation_fees: Vec::new(),
+    };
+    let mut value = serde_json::to_value(&record).ok()?;
+    let fields = value.as_object_mut()?;
+    fields.remove("id");
+    fields.remove("hostawayReservationId");
+    Some(value)
+}

@@ -19,12 +19,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use chrono::{Datelike, NaiveDate, TimeDelta};
+use chrono::{Datelike, NaiveDate, TimeDelta, Utc};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use crate::seed::midnight;
+use crate::seed::{format_timestamp, midnight, new_reservation};
 use crate::store::{Filter, PageRequest};
 use crate::{Control, RequestSeen, Shared, Token, lock, read};
 
@@ -53,6 +53,11 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/_fake/limits", post(control_limits))
         .route("/_fake/revoke", post(control_revoke))
         .route("/_fake/delete", post(control_delete))
+        .route("/_fake/reservations", post(control_create_reservation))
+        .route(
+            "/_fake/reservations/{id}",
+            get(control_get_reservation).patch(control_patch_reservation),
+        )
         .route("/_fake/reset", post(control_reset))
         .route("/_fake/stats", get(control_stats));
     api.merge(control).fallback(not_found).with_state(shared)
@@ -681,4 +686,214 @@ async fn control_reset(State(shared): State<Arc<Shared>>) -> Response {
 
 async fn control_stats(State(shared): State<Arc<Shared>>) -> Response {
     json_value(StatusCode::OK, &control_of(&shared).stats())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reservations changed through the control routes (each posts its webhook, `webhook.rs`)
+
+/// `{status: "success", result: record}`, as Hostaway answers one record.
+fn record_answer(record: &Value) -> Response {
+    json_value(
+        StatusCode::OK,
+        &json!({"status": "success", "result": record}),
+    )
+}
+
+/// The body as a JSON object, or a 400.
+fn object_body(body: &Bytes) -> Result<Map<String, Value>, Response> {
+    match serde_json::from_slice(body) {
+        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(_) => Err(fail(
+            StatusCode::BAD_REQUEST,
+            "The body must be a JSON object (reservation fields)",
+        )),
+        Err(e) => Err(fail(
+            StatusCode::BAD_REQUEST,
+            &format!("Malformed body: {e}"),
+        )),
+    }
+}
+
+fn date_field(fields: &Map<String, Value>, key: &str) -> Result<NaiveDate, Response> {
+    fields
+        .get(key)
+        .and_then(Value::as_str)
+        .and_then(|text| NaiveDate::parse_from_str(text.trim(), "%Y-%m-%d").ok())
+        .ok_or_else(|| {
+            fail(
+                StatusCode::BAD_REQUEST,
+                &format!("{key} must be a date (YYYY-MM-DD)"),
+            )
+        })
+}
+
+/// `arrivalDate` and `departureDate`, the departure after the arrival.
+fn stay_dates(fields: &Map<String, Value>) -> Result<(NaiveDate, NaiveDate), Response> {
+    let arrival = date_field(fields, "arrivalDate")?;
+    let departure = date_field(fields, "departureDate")?;
+    if departure <= arrival {
+        return Err(fail(
+            StatusCode::BAD_REQUEST,
+            "departureDate must be after arrivalDate",
+        ));
+    }
+    Ok((arrival, departure))
+}
+
+/// A `listingMapId` the fake serves, or a 400.
+fn listing_field(control: &Control, fields: &Map<String, Value>) -> Result<Value, Response> {
+    let refuse = |message: String| fail(StatusCode::BAD_REQUEST, &message);
+    let Some(id) = fields.get("listingMapId").and_then(Value::as_i64) else {
+        return Err(refuse(
+            "listingMapId must be the id of a listing (GET /v1/listings)".into(),
+        ));
+    };
+    control
+        .listing(id)
+        .ok_or_else(|| refuse(format!("listingMapId {id} is not a listing of the fake")))
+}
+
+async fn control_get_reservation(
+    State(shared): State<Arc<Shared>>,
+    id: Result<Path<String>, PathRejection>,
+) -> Response {
+    match path_id(id).and_then(|id| control_of(&shared).reservation(id)) {
+        Some(record) => record_answer(&record),
+        None => fail(StatusCode::NOT_FOUND, "Reservation not found"),
+    }
+}
+
+/// `POST /_fake/reservations`: a new booking. `listingMapId`, `arrivalDate` and `departureDate`
+/// are required; every other field a seeded reservation has gets the value of a new direct
+/// booking (status `new`, priced as the seed prices the listing), and the body's fields win.
+/// Without an `id`, the next free one. Posts `reservation.created`.
+async fn control_create_reservation(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    match create_reservation(&shared, &body) {
+        Ok(response) | Err(response) => response,
+    }
+}
+
+fn create_reservation(shared: &Arc<Shared>, body: &Bytes) -> Result<Response, Response> {
+    let mut fields = object_body(body)?;
+    let control = control_of(shared);
+    let listing = listing_field(&control, &fields)?;
+    let (arrival, departure) = stay_dates(&fields)?;
+    match fields.get("id") {
+        None | Some(Value::Null) => {
+            fields.remove("id");
+        }
+        Some(given) => {
+            let Some(id) = given.as_i64() else {
+                return Err(fail(StatusCode::BAD_REQUEST, "id must be an integer"));
+            };
+            if control.reservation(id).is_some() {
+                return Err(fail(
+                    StatusCode::CONFLICT,
+                    &format!("Reservation {id} exists: PATCH /_fake/reservations/{id} changes it"),
+                ));
+            }
+            fields
+                .entry("hostawayReservationId")
+                .or_insert_with(|| json!(id));
+        }
+    }
+    let reference = Uuid::new_v4().simple().to_string();
+    let mut record = new_reservation(
+        &shared.config.client_id,
+        &listing,
+        arrival,
+        departure,
+        Utc::now().timestamp(),
+        reference.get(..12).unwrap_or(&reference),
+    )
+    .ok_or_else(|| fail(StatusCode::BAD_REQUEST, "The listing has no integer id"))?;
+    if let Some(defaults) = record.as_object_mut() {
+        defaults.extend(fields);
+    }
+    control
+        .add_reservation_record(record)
+        .map(|stored| record_answer(&stored))
+        .ok_or_else(|| {
+            fail(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "The reservation could not be stored",
+            )
+        })
+}
+
+/// `PATCH /_fake/reservations/{id}`: the body's fields replace the record's (a shallow merge;
+/// `id`, `updatedOn` and `latestActivityOn` are the store's). When the dates move, unless the
+/// body names them: `nights` follows, `previousArrivalDate`/`previousDepartureDate` keep the old
+/// dates, and a `new` booking becomes `modified`, as on Hostaway. A booking that becomes
+/// `cancelled` gets a `cancellationDate` unless the body gives one. Posts `reservation.updated`.
+async fn control_patch_reservation(
+    State(shared): State<Arc<Shared>>,
+    id: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Response {
+    match patch_reservation(&shared, id, &body) {
+        Ok(response) | Err(response) => response,
+    }
+}
+
+fn patch_reservation(
+    shared: &Arc<Shared>,
+    id: Result<Path<String>, PathRejection>,
+    body: &Bytes,
+) -> Result<Response, Response> {
+    let not_found = || fail(StatusCode::NOT_FOUND, "Reservation not found");
+    let id = path_id(id).ok_or_else(not_found)?;
+    let patch = object_body(body)?;
+    let control = control_of(shared);
+    if patch.contains_key("listingMapId") {
+        listing_field(&control, &patch)?;
+    }
+    control
+        .try_update_reservation(id, |record| merge(record, patch))?
+        .map(|stored| record_answer(&stored))
+        .ok_or_else(not_found)
+}
+
+/// Merges `patch` into the stored `record` (see [`control_patch_reservation`]).
+fn merge(record: &mut Value, patch: Map<String, Value>) -> Result<(), Response> {
+    let Some(fields) = record.as_object_mut() else {
+        return Err(fail(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "The stored reservation is not an object",
+        ));
+    };
+    let named = |key: &str| patch.contains_key(key);
+    let keep_nights = named("nights");
+    let keep_previous = named("previousArrivalDate") || named("previousDepartureDate");
+    let keep_status = named("status");
+    let keep_cancellation = named("cancellationDate");
+    let old_arrival = fields.get("arrivalDate").cloned().unwrap_or(Value::Null);
+    let old_departure = fields.get("departureDate").cloned().unwrap_or(Value::Null);
+    let old_status = fields.get("status").cloned().unwrap_or(Value::Null);
+    fields.extend(patch);
+    let (arrival, departure) = stay_dates(fields)?;
+    let moved = fields.get("arrivalDate") != Some(&old_arrival)
+        || fields.get("departureDate") != Some(&old_departure);
+    if moved {
+        if !keep_nights {
+            fields.insert("nights".into(), json!((departure - arrival).num_days()));
+        }
+        if !keep_previous {
+            fields.insert("previousArrivalDate".into(), old_arrival);
+            fields.insert("previousDepartureDate".into(), old_departure);
+        }
+        if !keep_status && old_status == "new" {
+            fields.insert("status".into(), json!("modified"));
+        }
+    }
+    if !keep_cancellation
+        && fields.get("status") == Some(&json!("cancelled"))
+        && old_status != "cancelled"
+    {
+        fields.insert(
+            "cancellationDate".into(),
+            json!(format_timestamp(Utc::now().timestamp())),
+        );
+    }
+    Ok(())
 }

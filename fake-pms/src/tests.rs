@@ -1,15 +1,19 @@
 //! The fake's own tests: seed data, paging under both orders, a record moving during a pass, the
-//! limiter, the token delay and the switches, records deleted.
+//! limiter, the token delay and the switches, records deleted, bookings made and changed through
+//! the control routes and the webhooks they post.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
 use chrono::{Datelike, NaiveDate, TimeDelta};
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::{FakePms, FakePmsConfig, Limiter, seed_listings, seed_reservations};
+use crate::{FakePms, FakePmsConfig, Limiter, WebhookTarget, seed_listings, seed_reservations};
 
 fn fixed_day() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 3, 15).unwrap()
@@ -696,4 +700,492 @@ async fn a_deleted_record_is_no_longer_returned_and_can_come_back() {
     assert!(!ids(&page).contains(&listing), "{page}");
     let (_, page) = get(&http, &fake, &token, "/reservations?limit=100").await;
     assert!(!ids(&page).contains(&reservation), "{page}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+/// One delivery as the receiver saw it.
+#[derive(Debug, Clone)]
+struct Delivery {
+    authorization: Option<String>,
+    content_type: Option<String>,
+    body: Value,
+}
+
+/// A webhook receiver on loopback: records every request and answers the statuses it is given
+/// in turn, then 200.
+#[derive(Clone, Default)]
+struct Receiver {
+    seen: Arc<Mutex<Vec<Delivery>>>,
+    answers: Arc<Mutex<VecDeque<u16>>>,
+    url: String,
+}
+
+impl Receiver {
+    async fn start(answers: &[u16]) -> Receiver {
+        async fn receive(
+            State(receiver): State<Receiver>,
+            headers: HeaderMap,
+            body: Bytes,
+        ) -> StatusCode {
+            let header = |name| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            receiver.seen.lock().unwrap().push(Delivery {
+                authorization: header(axum::http::header::AUTHORIZATION),
+                content_type: header(axum::http::header::CONTENT_TYPE),
+                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            });
+            let status = receiver.answers.lock().unwrap().pop_front().unwrap_or(200);
+            StatusCode::from_u16(status).unwrap()
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let receiver = Receiver {
+            url: format!("http://{}/hook", listener.local_addr().unwrap()),
+            answers: Arc::new(Mutex::new(answers.iter().copied().collect())),
+            ..Receiver::default()
+        };
+        let app = axum::Router::new()
+            .route("/hook", axum::routing::post(receive))
+            .with_state(receiver.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        receiver
+    }
+
+    fn seen(&self) -> Vec<Delivery> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn target(&self) -> WebhookTarget {
+        WebhookTarget {
+            url: self.url.clone(),
+            user: "fake-pms-webhook".into(),
+            password: "webhook-secret-123".into(),
+        }
+    }
+}
+
+/// `base64("fake-pms-webhook:webhook-secret-123")`.
+const BASIC: &str = "Basic ZmFrZS1wbXMtd2ViaG9vazp3ZWJob29rLXNlY3JldC0xMjM=";
+
+/// Polls `done` every 10 ms until it holds; fails after 10 s.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn stat(fake: &FakePms, key: &str) -> u64 {
+    fake.control.stats()[key].as_u64().unwrap()
+}
+
+/// Waits until no delivery is under way, then answers (delivered, failed).
+async fn settled(fake: &FakePms) -> (u64, u64) {
+    eventually("the deliveries to end", || {
+        stat(fake, "webhooksPending") == 0
+    })
+    .await;
+    (
+        stat(fake, "webhooksDelivered"),
+        stat(fake, "webhooksFailed"),
+    )
+}
+
+async fn fake_call(
+    http: &reqwest::Client,
+    fake: &FakePms,
+    method: reqwest::Method,
+    path: &str,
+    body: &str,
+) -> (u16, Value) {
+    let res = http
+        .request(method, format!("http://{}{path}", fake.addr))
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_patched_reservation_is_posted_as_reservation_updated() {
+    let receiver = Receiver::start(&[]).await;
+    let fake = FakePms::start(FakePmsConfig {
+        webhook: Some(receiver.target()),
+        ..quiet(40)
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let before = fake.control.reservations()[5].clone();
+    let id = before["id"].as_i64().unwrap();
+
+    let (status, answer) = fake_call(
+        &http,
+        &fake,
+        reqwest::Method::PATCH,
+        &format!("/_fake/reservations/{id}"),
+        r#"{"arrivalDate": "2026-12-01", "departureDate": "2026-12-05"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let stored = &answer["result"];
+    assert_eq!(stored["id"], id);
+    assert_eq!(stored["arrivalDate"], "2026-12-01");
+    assert_eq!(stored["departureDate"], "2026-12-05");
+    assert_eq!(stored["nights"], 4);
+    assert_eq!(stored["previousArrivalDate"], before["arrivalDate"]);
+    assert_eq!(stored["previousDepartureDate"], before["departureDate"]);
+    assert_eq!(stored["guestName"], before["guestName"]);
+    if before["status"] == "new" {
+        assert_eq!(stored["status"], "modified");
+    } else {
+        assert_eq!(stored["status"], before["status"]);
+    }
+
+    eventually("the delivery", || receiver.seen().len() == 1).await;
+    let delivery = &receiver.seen()[0];
+    assert_eq!(delivery.authorization.as_deref(), Some(BASIC));
+    assert_eq!(delivery.content_type.as_deref(), Some("application/json"));
+    assert_eq!(delivery.body["event"], "reservation.updated");
+    assert_eq!(delivery.body["accountId"], 10450);
+    let data = &delivery.body["data"];
+    assert_eq!(data["id"], id);
+    assert_eq!(data["arrivalDate"], "2026-12-01");
+    assert_eq!(data["departureDate"], "2026-12-05");
+    let (old, new) = (
+        before["updatedOn"].as_str().unwrap(),
+        data["updatedOn"].as_str().unwrap(),
+    );
+    assert!(new > old, "updatedOn {new} is not after {old}");
+    // Exactly what the API answers for it.
+    let token = token(&fake, &http).await;
+    let (_, one) = get(&http, &fake, &token, &format!("/reservations/{id}")).await;
+    assert_eq!(data, &one["result"]);
+    assert_eq!(data, stored);
+
+    // Two quick changes: both posted, the later one newer.
+    for status in ["cancelled", "new"] {
+        let (code, _) = fake_call(
+            &http,
+            &fake,
+            reqwest::Method::PATCH,
+            &format!("/_fake/reservations/{id}"),
+            &format!(r#"{{"status": "{status}"}}"#),
+        )
+        .await;
+        assert_eq!(code, 200);
+    }
+    assert_eq!(settled(&fake).await, (3, 0));
+    let seen = receiver.seen();
+    let stamp = |status: &str| {
+        seen.iter()
+            .find(|d| d.body["data"]["status"] == status)
+            .map(|d| d.body["data"]["updatedOn"].as_str().unwrap().to_owned())
+            .unwrap()
+    };
+    assert!(stamp("new") > stamp("cancelled"));
+    let cancelled = seen
+        .iter()
+        .find(|d| d.body["data"]["status"] == "cancelled")
+        .unwrap();
+    assert!(cancelled.body["data"]["cancellationDate"].is_string());
+    let stats = fake.control.stats();
+    assert_eq!(stats["webhook"]["url"], receiver.url.as_str());
+    assert_eq!(stats["webhook"]["user"], "fake-pms-webhook");
+    assert!(stats["webhook"].get("password").is_none());
+}
+
+#[tokio::test]
+async fn a_posted_reservation_is_posted_as_reservation_created() {
+    let receiver = Receiver::start(&[]).await;
+    let fake = FakePms::start(FakePmsConfig {
+        webhook: Some(receiver.target()),
+        ..quiet(40)
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let listing = fake.control.listings()[0]["id"].as_i64().unwrap();
+    let newest_id = fake
+        .control
+        .reservations()
+        .iter()
+        .filter_map(|r| r["id"].as_i64())
+        .max()
+        .unwrap();
+
+    let (status, answer) = fake_call(
+        &http,
+        &fake,
+        reqwest::Method::POST,
+        "/_fake/reservations",
+        &format!(
+            r#"{{"listingMapId": {listing}, "arrivalDate": "2026-11-02", "departureDate": "2026-11-09", "guestName": "Ada Lovelace"}}"#
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let stored = &answer["result"];
+    let id = stored["id"].as_i64().unwrap();
+    assert_eq!(id, newest_id + 1);
+    assert_eq!(stored["hostawayReservationId"], id);
+    assert_eq!(stored["listingMapId"], listing);
+    assert_eq!(stored["guestName"], "Ada Lovelace");
+    assert_eq!(stored["nights"], 7);
+    assert_eq!(stored["status"], "new");
+    assert_eq!(stored["channelId"], 2000);
+    assert!(stored["totalPrice"].as_f64().unwrap() > 0.0);
+    // Every field a seeded reservation has.
+    let fields = stored.as_object().unwrap();
+    for seeded in fake.control.reservations().iter().take(20) {
+        for key in seeded.as_object().unwrap().keys() {
+            assert!(fields.contains_key(key), "{key} missing from {stored}");
+        }
+    }
+
+    eventually("the delivery", || receiver.seen().len() == 1).await;
+    let delivery = &receiver.seen()[0];
+    assert_eq!(delivery.authorization.as_deref(), Some(BASIC));
+    assert_eq!(delivery.body["event"], "reservation.created");
+    assert_eq!(delivery.body["accountId"], 10450);
+    assert_eq!(&delivery.body["data"], stored);
+
+    // In process too, from a thread outside the runtime: a replaced record is an update.
+    let control = fake.control.clone();
+    let again = std::thread::spawn(move || {
+        control.add_reservation(json!({"id": id, "listingMapId": listing,
+            "arrivalDate": "2026-11-03", "departureDate": "2026-11-09"}))
+    })
+    .join()
+    .unwrap();
+    assert_eq!(again, Some(id));
+    eventually("the second delivery", || receiver.seen().len() == 2).await;
+    assert_eq!(receiver.seen()[1].body["event"], "reservation.updated");
+    assert_eq!(receiver.seen()[1].body["data"]["arrivalDate"], "2026-11-03");
+    assert_eq!(settled(&fake).await, (2, 0));
+}
+
+#[tokio::test]
+async fn the_control_routes_refuse_what_is_not_a_reservation_change() {
+    let receiver = Receiver::start(&[]).await;
+    let fake = FakePms::start(FakePmsConfig {
+        webhook: Some(receiver.target()),
+        ..quiet(10)
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let id = fake.control.reservations()[0]["id"].as_i64().unwrap();
+    let listing = fake.control.listings()[0]["id"].as_i64().unwrap();
+    let patch = reqwest::Method::PATCH;
+    let post = reqwest::Method::POST;
+    let cases: Vec<(reqwest::Method, String, String, u16)> = vec![
+        (
+            patch.clone(),
+            "/_fake/reservations/999".into(),
+            r#"{"status": "cancelled"}"#.into(),
+            404,
+        ),
+        (
+            patch.clone(),
+            "/_fake/reservations/abc".into(),
+            "{}".into(),
+            404,
+        ),
+        (
+            patch.clone(),
+            format!("/_fake/reservations/{id}"),
+            "[1, 2]".into(),
+            400,
+        ),
+        (
+            patch.clone(),
+            format!("/_fake/reservations/{id}"),
+            "not json".into(),
+            400,
+        ),
+        (
+            patch.clone(),
+            format!("/_fake/reservations/{id}"),
+            String::new(),
+            400,
+        ),
+        (
+            patch.clone(),
+            format!("/_fake/reservations/{id}"),
+            r#"{"arrivalDate": "2026-12-05", "departureDate": "2026-12-01"}"#.into(),
+            400,
+        ),
+        (
+            patch.clone(),
+            format!("/_fake/reservations/{id}"),
+            r#"{"departureDate": "soon"}"#.into(),
+            400,
+        ),
+        (
+            patch.clone(),
+            format!("/_fake/reservations/{id}"),
+            r#"{"listingMapId": 1}"#.into(),
+            400,
+        ),
+        (
+            post.clone(),
+            "/_fake/reservations".into(),
+            r#"{"arrivalDate": "2026-12-01", "departureDate": "2026-12-05"}"#.into(),
+            400,
+        ),
+        (
+            post.clone(),
+            "/_fake/reservations".into(),
+            format!(r#"{{"listingMapId": {listing}, "arrivalDate": "2026-12-01"}}"#),
+            400,
+        ),
+        (
+            post.clone(),
+            "/_fake/reservations".into(),
+            format!(
+                r#"{{"id": {id}, "listingMapId": {listing}, "arrivalDate": "2026-12-01", "departureDate": "2026-12-05"}}"#
+            ),
+            409,
+        ),
+    ];
+    let before = fake.control.reservations();
+    for (method, path, body, expected) in cases {
+        let (status, answer) = fake_call(&http, &fake, method.clone(), &path, &body).await;
+        assert_eq!(status, expected, "{method} {path} {body}: {answer}");
+        assert_eq!(answer["status"], "fail", "{answer}");
+    }
+    assert_eq!(fake.control.reservations(), before);
+    assert_eq!(settled(&fake).await, (0, 0));
+    assert!(receiver.seen().is_empty());
+
+    let (status, answer) = fake_call(
+        &http,
+        &fake,
+        reqwest::Method::GET,
+        &format!("/_fake/reservations/{id}"),
+        "",
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(answer["result"], before[0]);
+}
+
+#[tokio::test]
+async fn without_a_webhook_target_nothing_is_posted() {
+    let receiver = Receiver::start(&[]).await;
+    let fake = FakePms::start(quiet(10)).await;
+    let http = reqwest::Client::new();
+    let id = fake.control.reservations()[0]["id"].as_i64().unwrap();
+    let (status, answer) = fake_call(
+        &http,
+        &fake,
+        reqwest::Method::PATCH,
+        &format!("/_fake/reservations/{id}"),
+        r#"{"guestName": "Nobody Told"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        fake.control
+            .update_reservation(id, |r| r["guestName"] = json!("Still Nobody"))
+    );
+    assert_eq!(settled(&fake).await, (0, 0));
+    assert!(fake.control.stats()["webhook"].is_null());
+
+    // Set, then lifted again.
+    fake.control.set_webhook(Some(receiver.target()));
+    assert!(
+        fake.control
+            .update_reservation(id, |r| r["guestName"] = json!("Told"))
+    );
+    eventually("the delivery", || receiver.seen().len() == 1).await;
+    fake.control.set_webhook(None);
+    assert!(
+        fake.control
+            .update_reservation(id, |r| r["guestName"] = json!("Not told"))
+    );
+    assert_eq!(settled(&fake).await, (1, 0));
+    assert_eq!(receiver.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn a_5xx_or_429_is_retried_and_another_4xx_is_not() {
+    // 503, then 429, then 200: delivered at the third attempt.
+    let receiver = Receiver::start(&[503, 429]).await;
+    let fake = FakePms::start(FakePmsConfig {
+        webhook: Some(receiver.target()),
+        ..quiet(10)
+    })
+    .await;
+    let id = fake.control.reservations()[0]["id"].as_i64().unwrap();
+    assert!(
+        fake.control
+            .update_reservation(id, |r| r["guestName"] = json!("Retried"))
+    );
+    assert_eq!(settled(&fake).await, (1, 0));
+    let seen = receiver.seen();
+    assert_eq!(seen.len(), 3);
+    assert!(seen.iter().all(|d| d.body == seen[0].body));
+
+    // 400: failed at once, never posted again.
+    let refusing = Receiver::start(&[400]).await;
+    fake.control.set_webhook(Some(refusing.target()));
+    assert!(
+        fake.control
+            .update_reservation(id, |r| r["guestName"] = json!("Refused"))
+    );
+    assert_eq!(settled(&fake).await, (1, 1));
+    assert_eq!(refusing.seen().len(), 1);
+
+    // Every attempt a 500: three retries, then failed.
+    let failing = Receiver::start(&[500, 500, 500, 500, 500]).await;
+    fake.control.set_webhook(Some(failing.target()));
+    assert!(
+        fake.control
+            .update_reservation(id, |r| r["guestName"] = json!("Lost"))
+    );
+    assert_eq!(settled(&fake).await, (1, 2));
+    assert_eq!(failing.seen().len(), 1 + crate::RETRY_DELAYS.len());
+
+    fake.control.reset();
+    assert_eq!(stat(&fake, "webhooksDelivered"), 0);
+    assert_eq!(stat(&fake, "webhooksFailed"), 0);
+    assert!(fake.control.stats()["webhook"]["url"] == receiver.url.as_str());
+}
+
+#[tokio::test]
+async fn a_receiver_that_cannot_be_reached_is_retried_then_given_up() {
+    // A port nobody listens on any more.
+    let closed = {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        listener.local_addr().unwrap()
+    };
+    let fake = FakePms::start(FakePmsConfig {
+        webhook: Some(WebhookTarget {
+            url: format!("http://{closed}/hook"),
+            user: String::new(),
+            password: String::new(),
+        }),
+        ..quiet(10)
+    })
+    .await;
+    let id = fake.control.reservations()[0]["id"].as_i64().unwrap();
+    let started = Instant::now();
+    assert!(
+        fake.control
+            .update_reservation(id, |r| r["guestName"] = json!("Unreachable"))
+    );
+    // The change itself does not wait for the delivery.
+    assert!(started.elapsed() < Duration::from_millis(200));
+    assert_eq!(stat(&fake, "webhooksPending"), 1);
+    assert_eq!(settled(&fake).await, (0, 1));
+    // Every retry waited its delay.
+    let waited: Duration = crate::RETRY_DELAYS.iter().sum();
+    assert!(started.elapsed() >= waited);
 }
