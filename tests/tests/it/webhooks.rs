@@ -190,3 +190,87 @@ async fn a_delivery_never_stores_an_older_version_and_repeats_change_nothing(poo
         "{answer}"
     );
 }
+
+/// What a newcomer does in development, as a test: a booking made and then moved on the fake
+/// PMS reaches the housekeeping board through the fake's webhook, the generation it enqueues and
+/// a maintenance worker, with the checkout's work order on the new day.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_booking_moved_on_the_fake_pms_reaches_the_board(pool: PgPool) {
+    use crate::turnovers::{day, linked_villa, rule};
+    use fake_pms::{FakePms, FakePmsConfig, WebhookTarget};
+    use std::time::Duration;
+
+    let app = app(pool.clone(), true).await;
+    let _worker =
+        app.worker(jobs::JobRegistry::new().register::<jobs::maintenance::GenerateTurnovers>());
+    let fake = FakePms::start(FakePmsConfig {
+        listings: 2,
+        reservations: 0,
+        client_id: ACCOUNT.to_owned(),
+        webhook: Some(WebhookTarget {
+            url: app.url(PATH),
+            user: USER.to_owned(),
+            password: PASSWORD.to_owned(),
+        }),
+        ..FakePmsConfig::default().without_limits()
+    })
+    .await;
+    let today = app.today();
+    linked_villa(&app, 40000, "Villa Webhook").await;
+    rule(&pool, "CHECKOUT", 0, None, json!({})).await;
+
+    let control = format!("http://{}/_fake/reservations", fake.addr);
+    let made = app
+        .http
+        .post(&control)
+        .json(&json!({"listingMapId": 40000, "arrivalDate": day(today, 3),
+                      "departureDate": day(today, 5), "guestName": "Ayu"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(made.status(), 200);
+    let made: Value = made.json().await.unwrap();
+    let id = made["result"]["id"].as_i64().expect("the booking's id");
+
+    // The board's work orders on `date`, by title, within seconds.
+    let board_on = |date: chrono::NaiveDate| {
+        let app = &app;
+        async move {
+            let (status, body) = crate::management_villas::send(
+                app,
+                Method::GET,
+                &format!("/maintenance/turnovers?from={date}&to={date}"),
+                "viewer",
+                None,
+            )
+            .await;
+            assert_eq!(status, 200, "{body}");
+            body["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|entry| entry["workOrders"].as_array().unwrap().clone())
+                .count()
+        }
+    };
+    tests::eventually(Duration::from_secs(20), || async {
+        (board_on(day(today, 5)).await == 1).then_some(())
+    })
+    .await
+    .expect("the new booking's checkout work on the board");
+
+    let moved = app
+        .http
+        .patch(format!("{control}/{id}"))
+        .json(&json!({"departureDate": day(today, 7)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(moved.status(), 200);
+    tests::eventually(Duration::from_secs(20), || async {
+        (board_on(day(today, 7)).await == 1 && board_on(day(today, 5)).await == 0).then_some(())
+    })
+    .await
+    .expect("the work moved with the checkout");
+    assert_eq!(fake.control.stats()["webhooksDelivered"], 2);
+}
