@@ -270,7 +270,8 @@ def main():
         ("admin", f"Bearer {args.admin}", None),
         ("viewer", f"Bearer {args.viewer}", None),
         ("no token", None, None),
-        # Hostaway's webhook with its Basic credentials, so that its bodies are read.
+        # Hostaway's webhook with its Basic credentials, so that its bodies are read (its
+        # documented example names the fuzz account, PMS_CLIENT_ID=10450, and is stored).
         ("webhook", f"Basic {basic}", "reporting_webhooks_hostaway"),
     )
     for name, authorization, only in passes:

@@ -126,14 +126,14 @@ pub fn is_unavailable(err: &sqlx::Error) -> bool {
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(db) => db.code().is_some_and(|code| {
-            // 08: connection exceptions; 53: insufficient resources; 57P01-57P03: the server is
-            // shutting down or starting; 40001/40P01: a serialization failure or deadlock.
-            code.starts_with("08")
-                || code.starts_with("53")
-                || matches!(
-                    code.as_ref(),
-                    "57P01" | "57P02" | "57P03" | "40001" | "40P01"
-                )
+            // 08: connection exceptions; 53: insufficient resources; 58: system errors (I/O);
+            // 57: the server shutting down or starting, a statement cancelled or timed out;
+            // 40001/40P01: a serialization failure or deadlock; 55P03: a lock not available;
+            // 25006: a read-only transaction (a replica after a failover).
+            ["08", "53", "58", "57"]
+                .iter()
+                .any(|class| code.starts_with(class))
+                || matches!(code.as_ref(), "40001" | "40P01" | "55P03" | "25006")
         }),
         _ => false,
     }
@@ -396,4 +396,19 @@ pub fn one_of<T: Copy>(
                 format!("must be one of {}", accepted.join(", ")),
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_unavailable;
+
+    #[test]
+    fn lost_connections_and_pool_exhaustion_are_unavailable_and_data_is_not() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        assert!(is_unavailable(&sqlx::Error::Io(io)));
+        assert!(is_unavailable(&sqlx::Error::PoolTimedOut));
+        assert!(is_unavailable(&sqlx::Error::PoolClosed));
+        assert!(!is_unavailable(&sqlx::Error::RowNotFound));
+        assert!(!is_unavailable(&sqlx::Error::ColumnNotFound("x".into())));
+    }
 }

@@ -626,7 +626,10 @@ impl Shared {
         let stamp = seed::format_timestamp(Utc::now().timestamp().max(newest));
         let record = value.as_object_mut()?;
         if record.get("id").and_then(Value::as_i64).is_none() {
-            let next = data.reservations.max_id().map_or(1_000_000, |m| m + 1);
+            let next = data
+                .reservations
+                .max_id()
+                .map_or(1_000_000, |m| m.saturating_add(1));
             record.insert("id".into(), json!(next));
             record.insert("hostawayReservationId".into(), json!(next));
         }

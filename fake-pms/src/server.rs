@@ -773,6 +773,9 @@ async fn control_create_reservation(State(shared): State<Arc<Shared>>, body: Byt
     }
 }
 
+/// The largest integer a JSON number holds exactly (2^53 - 1).
+const MAX_SAFE_ID: i64 = 9_007_199_254_740_991;
+
 fn create_reservation(shared: &Arc<Shared>, body: &Bytes) -> Result<Response, Response> {
     let mut fields = object_body(body)?;
     let control = control_of(shared);
@@ -783,8 +786,13 @@ fn create_reservation(shared: &Arc<Shared>, body: &Bytes) -> Result<Response, Re
             fields.remove("id");
         }
         Some(given) => {
-            let Some(id) = given.as_i64() else {
-                return Err(fail(StatusCode::BAD_REQUEST, "id must be an integer"));
+            // At most JSON's largest safe integer, as Hostaway's ids are: the next free id
+            // (the largest plus one) is then always one too.
+            let Some(id) = given.as_i64().filter(|id| (1..=MAX_SAFE_ID).contains(id)) else {
+                return Err(fail(
+                    StatusCode::BAD_REQUEST,
+                    "id must be an integer from 1 to 9007199254740991",
+                ));
             };
             if control.reservation(id).is_some() {
                 return Err(fail(

@@ -32,16 +32,28 @@ pub const RESERVATION_EVENTS: [&str; 2] = ["reservation.created", "reservation.u
 /// A delivery of Hostaway's unified webhook.
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(example = json!({"event": "reservation.updated", "accountId": 10450,
+    "data": {"id": 12345, "listingMapId": 40000, "arrivalDate": "2030-03-01",
+             "departureDate": "2030-03-05", "status": "modified", "totalPrice": 1200,
+             "currency": "THB", "channelId": 2018, "guestName": "Ayu Lestari",
+             "updatedOn": "2030-01-01 10:00:00"}}))]
 pub struct Delivery {
     /// `reservation.created`, `reservation.updated`, or another event (ignored).
     event: String,
     /// The Hostaway account the delivery is for: `PMS_CLIENT_ID`.
-    #[schema(value_type = Object)]
-    account_id: Value,
+    account_id: AccountId,
     /// The reservation, as `GET /v1/reservations/{id}` returns it.
     #[serde(default)]
     #[schema(value_type = Object)]
     data: Value,
+}
+
+/// A Hostaway account id: a number in Hostaway's deliveries, read as text too.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum AccountId {
+    Number(i64),
+    Text(String),
 }
 
 /// What the delivery did.
@@ -73,9 +85,8 @@ pub async fn hostaway(
     ApiJson(delivery): ApiJson<Delivery>,
 ) -> Result<Json<Received>, AppError> {
     let named = match &delivery.account_id {
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => s.trim().to_owned(),
-        _ => String::new(),
+        AccountId::Number(n) => n.to_string(),
+        AccountId::Text(s) => s.trim().to_owned(),
     };
     if named != account {
         return Err(AppError::Forbidden(

@@ -72,11 +72,14 @@ WHERE (r.check_out >= $1::date - 31 AND r.check_in <= $2::date + 31)
                WHERE task_rule_id IS NOT NULL AND reservation_id IS NOT NULL
                  AND status IN ('OPEN', 'ASSIGNED', 'ON_HOLD', 'IN_PROGRESS'))";
 
-/// The occurrences of every active rule over the stays (step 2).
+/// The occurrences of every active rule over the stays (step 2), each with the rule as this
+/// statement read it: a rule changed later in the run is followed by the next run (enqueued by
+/// the change), since the work orders record the revision whose dates they were given.
 const OCCURRENCES: &str = "
 CREATE TEMP TABLE turnover_occurrences ON COMMIT DROP AS
 SELECT ru.id AS task_rule_id, s.id AS reservation_id, s.villa_id, o.idx AS occurrence_index, o.due,
-       s.check_in AS stay_check_in, s.check_out AS stay_check_out
+       s.check_in AS stay_check_in, s.check_out AS stay_check_out, ru.trigger, ru.revision,
+       coalesce(ru.title, ru.name) AS title, ru.category, ru.priority
 FROM task_rules ru
 JOIN turnover_stays s
   ON s.villa_id IS NOT NULL
@@ -96,70 +99,71 @@ CROSS JOIN LATERAL (
 ) o
 WHERE ru.archived_at IS NULL";
 
-/// Open work orders follow their occurrence (step 3) when their stay, villa or rule changed
-/// since they were placed: the date and villa then; the rule's title and category only when the
-/// rule changed (its revision). Between changes a person's edits (another day, another title)
-/// stay. Those whose rule changed are noted in
-/// `turnover_rule_changed` for their checklists to follow too. The stay's dates are recorded
-/// for [`FLAG`]. `$1` the generator.
+/// Open work orders follow what changed since they were placed (step 3): their rule (its
+/// revision: the rule's title, category and date), their villa, or the stay's date their rule
+/// counts from (the checkout for CHECKOUT rules, the arrival otherwise). Nothing else moves
+/// them: a person's own edits (another day, another title) stay until one of those changes.
+/// Those whose rule changed are noted in `turnover_rule_changed` for their checklists to follow
+/// too. The stay's dates are recorded every time, for [`FLAG`]. `$1` the generator.
 const MOVE: &str = "
 WITH changed AS (
     SELECT w.id, w.status, w.due_date::date AS was, o.due, o.villa_id, o.stay_check_in,
-           o.stay_check_out, w.task_rule_id, ru.revision,
-           w.task_rule_revision IS DISTINCT FROM ru.revision AS rule_changed,
+           o.stay_check_out, w.task_rule_id, o.revision, o.title, o.category,
+           w.task_rule_revision IS DISTINCT FROM o.revision AS rule_changed,
            w.villa_id <> o.villa_id AS villa_changed,
-           coalesce(ru.title, ru.name) AS title, ru.category
+           CASE WHEN o.trigger = 'CHECKOUT' THEN w.stay_check_out IS DISTINCT FROM o.stay_check_out
+                ELSE w.stay_check_in IS DISTINCT FROM o.stay_check_in END AS stay_moved
     FROM work_orders w
     JOIN turnover_occurrences o USING (task_rule_id, reservation_id, occurrence_index)
-    JOIN task_rules ru ON ru.id = w.task_rule_id
     WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
-      -- What changed since the work order was placed: its stay, its villa or its rule. Not its
-      -- due date alone: a person may have rescheduled the work, and that stays.
       AND (w.villa_id <> o.villa_id
-           OR w.task_rule_revision IS DISTINCT FROM ru.revision
+           OR w.task_rule_revision IS DISTINCT FROM o.revision
            OR w.stay_check_in IS DISTINCT FROM o.stay_check_in
            OR w.stay_check_out IS DISTINCT FROM o.stay_check_out)
     FOR UPDATE OF w
 ),
+placed AS (
+    SELECT c.*, (c.rule_changed OR c.villa_changed OR c.stay_moved) AS follows FROM changed c
+),
 moved AS (
     UPDATE work_orders w
-    SET due_date = c.due::timestamptz, villa_id = c.villa_id,
-        title = CASE WHEN c.rule_changed THEN c.title ELSE w.title END,
-        category = CASE WHEN c.rule_changed THEN c.category ELSE w.category END,
-        task_rule_revision = c.revision, stay_check_in = c.stay_check_in,
-        stay_check_out = c.stay_check_out, updated_at = now()
-    FROM changed c WHERE w.id = c.id
+    SET due_date = CASE WHEN p.follows THEN p.due::timestamptz ELSE w.due_date END,
+        villa_id = p.villa_id,
+        title = CASE WHEN p.rule_changed THEN p.title ELSE w.title END,
+        category = CASE WHEN p.rule_changed THEN p.category ELSE w.category END,
+        task_rule_revision = p.revision, stay_check_in = p.stay_check_in,
+        stay_check_out = p.stay_check_out, updated_at = now()
+    FROM placed p WHERE w.id = p.id
     RETURNING w.id
 ),
 rule_changed AS (
     INSERT INTO turnover_rule_changed (work_order_id, task_rule_id)
-    SELECT c.id, c.task_rule_id FROM changed c JOIN moved m ON m.id = c.id WHERE c.rule_changed
+    SELECT p.id, p.task_rule_id FROM placed p JOIN moved m ON m.id = p.id WHERE p.rule_changed
     RETURNING 1
 ),
 history AS (
     INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
-    SELECT uuid_v7(), c.id, c.status, c.status,
+    SELECT uuid_v7(), p.id, p.status, p.status,
            concat_ws(': ',
-               CASE WHEN c.rule_changed THEN 'task rule changed'
-                    WHEN c.was IS DISTINCT FROM c.due OR c.villa_changed THEN 'reservation moved' END,
-               CASE WHEN c.was IS DISTINCT FROM c.due
-                    THEN 'due ' || coalesce(c.was::text, 'none') || ' -> ' || c.due END),
+               concat_ws(' and ',
+                   CASE WHEN p.rule_changed THEN 'task rule changed' END,
+                   CASE WHEN p.stay_moved OR p.villa_changed THEN 'reservation moved' END),
+               CASE WHEN p.was IS DISTINCT FROM p.due
+                    THEN 'due ' || coalesce(p.was::text, 'none') || ' -> ' || p.due END),
            $1
-    FROM changed c JOIN moved m ON m.id = c.id
-    WHERE c.rule_changed OR c.villa_changed OR c.was IS DISTINCT FROM c.due
+    FROM placed p JOIN moved m ON m.id = p.id
+    WHERE p.follows
     RETURNING 1
 )
 SELECT count(*) FROM history";
 
-/// The checklists of open work orders whose rule changed follow it (step 3): unanswered items
-/// are replaced by the rule's, in the rule's order; an answered item is kept, in the place of
-/// the rule's item with its text and kind, or after the rule's items when the rule no longer
-/// has it. Answering an item meanwhile holds its row, and the delete skips it once answered.
-const CHECKLIST_DROP_UNANSWERED: &str = "
-DELETE FROM work_order_checklist_items i
-USING turnover_rule_changed c
-WHERE i.work_order_id = c.work_order_id AND i.result IS NULL";
-
+/// The checklists of open work orders whose rule changed follow it (step 3), item by item: an
+/// item the rule still has (the same text and kind; the n-th of equal ones pairs with the n-th)
+/// stays the same item, answered or not, in the rule's place (an unanswered one takes the
+/// rule's `failCategory`); the rule's new items are added; an unanswered item the rule no longer
+/// has is removed, an answered one kept after the rule's items. So a change that leaves the
+/// checklist alone (a new title, another day) changes no item, and an answer is never lost.
+/// Runs under the work orders' row locks (taken by [`MOVE`]), which answering an item takes too.
 const CHECKLIST_PLAN: &str = "
 CREATE TEMP TABLE turnover_checklist_plan ON COMMIT DROP AS
 WITH wanted AS (
@@ -173,36 +177,43 @@ WITH wanted AS (
     JOIN task_rules ru ON ru.id = c.task_rule_id
     CROSS JOIN LATERAL jsonb_array_elements(ru.checklist) WITH ORDINALITY AS e(item, ord)
 ),
-kept AS (
-    SELECT i.id, i.work_order_id, i.text, i.kind, i.position,
+existing AS (
+    SELECT i.id, i.work_order_id, i.text, i.kind, i.position, i.result IS NOT NULL AS answered,
            row_number() OVER (PARTITION BY i.work_order_id, i.text, i.kind ORDER BY i.position) AS nth
     FROM work_order_checklist_items i
     JOIN turnover_rule_changed c ON c.work_order_id = i.work_order_id
 ),
 placed AS (
-    SELECT w.work_order_id, w.position, w.text, w.kind, w.fail_category, k.id AS kept_id
+    SELECT w.work_order_id, w.position, w.text, w.kind, w.fail_category, x.id AS item_id
     FROM wanted w
-    LEFT JOIN kept k ON (k.work_order_id, k.text, k.kind, k.nth) = (w.work_order_id, w.text, w.kind, w.nth)
+    LEFT JOIN existing x ON (x.work_order_id, x.text, x.kind, x.nth) = (w.work_order_id, w.text, w.kind, w.nth)
 )
 SELECT * FROM placed
 UNION ALL
-SELECT k.work_order_id,
-       (coalesce((SELECT max(w.items) FROM wanted w WHERE w.work_order_id = k.work_order_id), 0)
-        + row_number() OVER (PARTITION BY k.work_order_id ORDER BY k.position) - 1)::int,
-       k.text, k.kind, NULL, k.id
-FROM kept k
-WHERE k.id NOT IN (SELECT kept_id FROM placed WHERE kept_id IS NOT NULL)";
+SELECT x.work_order_id,
+       (coalesce((SELECT max(w.items) FROM wanted w WHERE w.work_order_id = x.work_order_id), 0)
+        + row_number() OVER (PARTITION BY x.work_order_id ORDER BY x.position) - 1)::int,
+       x.text, x.kind, NULL, x.id
+FROM existing x
+WHERE x.answered AND x.id NOT IN (SELECT item_id FROM placed WHERE item_id IS NOT NULL)";
 
-/// Places the plan: kept items first moved out of the way (positions are unique per work order),
-/// then to their places, then the new items.
+/// Places the plan: items it does not keep are removed, the kept ones first moved out of the way
+/// (positions are unique per work order) and then to their places, then the new items added.
 const CHECKLIST_PLACE: &str = "
+DELETE FROM work_order_checklist_items i
+USING turnover_rule_changed c
+WHERE i.work_order_id = c.work_order_id
+  AND NOT EXISTS (SELECT 1 FROM turnover_checklist_plan p WHERE p.item_id = i.id);
 UPDATE work_order_checklist_items i SET position = i.position + 1000000
 FROM turnover_rule_changed c WHERE i.work_order_id = c.work_order_id;
-UPDATE work_order_checklist_items i SET position = p.position
-FROM turnover_checklist_plan p WHERE i.id = p.kept_id;
+UPDATE work_order_checklist_items i
+SET position = p.position,
+    fail_category = CASE WHEN i.result IS NULL AND p.fail_category IS NOT NULL
+                         THEN p.fail_category ELSE i.fail_category END
+FROM turnover_checklist_plan p WHERE i.id = p.item_id;
 INSERT INTO work_order_checklist_items (id, work_order_id, position, text, kind, fail_category)
 SELECT uuid_v7(), work_order_id, position, text, kind, fail_category
-FROM turnover_checklist_plan WHERE kept_id IS NULL
+FROM turnover_checklist_plan WHERE item_id IS NULL
 ORDER BY work_order_id, position";
 
 /// Open work orders whose occurrence is gone are cancelled; started or finished ones flagged
@@ -211,7 +222,10 @@ const CANCEL: &str = "
 WITH gone AS (
     SELECT w.id, w.status,
            CASE WHEN s.villa_id IS NULL OR s.status NOT IN ('CONFIRMED', 'OWNER_STAY')
-                THEN 'reservation cancelled' ELSE 'task rule no longer applies' END AS reason
+                THEN 'reservation cancelled'
+                WHEN s.check_in <> w.stay_check_in OR s.check_out <> w.stay_check_out
+                THEN 'reservation changed'
+                ELSE 'task rule no longer applies' END AS reason
     FROM work_orders w
     JOIN turnover_stays s ON s.id = w.reservation_id
     JOIN task_rules ru ON ru.id = w.task_rule_id AND ru.archived_at IS NULL
@@ -244,8 +258,14 @@ WHERE s.id = w.reservation_id AND ru.id = w.task_rule_id AND ru.archived_at IS N
   AND w.status IN ('IN_PROGRESS', 'COMPLETED') AND NOT w.reservation_changed
   AND (s.villa_id IS DISTINCT FROM w.villa_id
        OR NOT (s.status = 'CONFIRMED' OR (s.status = 'OWNER_STAY' AND ru.include_owner_stays))
-       OR s.check_in IS DISTINCT FROM w.stay_check_in
-       OR s.check_out IS DISTINCT FROM w.stay_check_out)";
+       OR s.check_in <> w.stay_check_in
+       OR s.check_out <> w.stay_check_out
+       -- Placed before the stay's dates were recorded (migration 0019): its occurrence's date.
+       OR (w.stay_check_in IS NULL
+           AND NOT EXISTS (SELECT 1 FROM turnover_occurrences o
+                           WHERE (o.task_rule_id, o.reservation_id, o.occurrence_index)
+                               = (w.task_rule_id, w.reservation_id, w.occurrence_index)
+                             AND o.due::timestamptz = w.due_date)))";
 
 /// A stay that came back brings back the work orders cancelled with it, when still ahead.
 /// `$1` the generator, `$2` today.
@@ -280,11 +300,11 @@ WITH created AS (
                              assignee_staff_id, due_date, created_by, source, reservation_id,
                              task_rule_id, occurrence_index, task_rule_revision, stay_check_in,
                              stay_check_out)
-    SELECT uuid_v7(), o.villa_id, coalesce(ru.title, ru.name), ru.category, ru.priority,
+    SELECT uuid_v7(), o.villa_id, o.title, o.category, o.priority,
            CASE WHEN ru.default_assignee_id IS NULL THEN 'OPEN' ELSE 'ASSIGNED' END,
            CASE WHEN ru.default_assignee_id IS NULL THEN NULL ELSE 'TECHNICIAN' END,
            ru.default_assignee_id, o.due::timestamptz, $1, 'TURNOVER', o.reservation_id,
-           o.task_rule_id, o.occurrence_index, ru.revision, o.stay_check_in, o.stay_check_out
+           o.task_rule_id, o.occurrence_index, o.revision, o.stay_check_in, o.stay_check_out
     FROM turnover_occurrences o
     JOIN task_rules ru ON ru.id = o.task_rule_id
     WHERE o.due BETWEEN $2::date AND $3::date
@@ -390,9 +410,6 @@ pub async fn generate(conn: &mut PgConnection, horizon: Horizon) -> Result<Gener
             .fetch_one(&mut *tx)
             .await?;
     if rule_changed {
-        sqlx::query(CHECKLIST_DROP_UNANSWERED)
-            .execute(&mut *tx)
-            .await?;
         sqlx::query(CHECKLIST_PLAN).execute(&mut *tx).await?;
         sqlx::raw_sql(CHECKLIST_PLACE).execute(&mut *tx).await?;
     }

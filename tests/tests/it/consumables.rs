@@ -254,6 +254,10 @@ async fn completions_at_once_draw_once_and_work_without_a_stay_draws_nothing(poo
     // Both completions arrive while a transaction holds the work order's row: they are both in
     // flight, waiting on it, when it is released.
     let mut holder = pool.begin().await.unwrap();
+    let holder_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *holder)
+        .await
+        .unwrap();
     sqlx::query("SELECT id FROM work_orders WHERE id = $1 FOR UPDATE")
         .bind(order.parse::<Uuid>().unwrap())
         .execute(&mut *holder)
@@ -261,10 +265,17 @@ async fn completions_at_once_draw_once_and_work_without_a_stay_draws_nothing(poo
         .unwrap();
     let release = async {
         tests::eventually(Duration::from_secs(10), || async {
+            // Sessions blocked by the holder, directly or behind one it blocks (the second
+            // completion queues behind the first for the row): the two completions.
             let waiting: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM pg_stat_activity
-                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                "WITH RECURSIVE blocked AS (
+                     SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))
+                     UNION
+                     SELECT a.pid FROM pg_stat_activity a, blocked b
+                     WHERE b.pid = ANY (pg_blocking_pids(a.pid)))
+                 SELECT count(*) FROM blocked",
             )
+            .bind(holder_pid)
             .fetch_one(&pool)
             .await
             .unwrap();

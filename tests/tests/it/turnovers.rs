@@ -629,3 +629,143 @@ async fn a_changed_rule_is_followed_by_open_work_keeping_answered_items(pool: Pg
         "a second run changes nothing"
     );
 }
+
+/// A rule changed while a run is under way (after it read the rules, before it wrote) is
+/// followed by the next run: the run records the revision whose dates it wrote, not the newer
+/// one. Forced: the run is held at the work order's row lock, with the rule changed meanwhile.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_rule_changed_during_a_run_is_followed_by_the_next_run(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let today = app.today();
+    linked_villa(&app, 508, "Villa Overlap").await;
+    let rule_id = rule(&pool, "CHECKOUT", 0, None, json!({})).await;
+    let booked = stay(&pool, 9701, 508, "CONFIRMED", day(today, 2), day(today, 5)).await;
+    generate(&app).await;
+    let (order, ..) = the_work_of(&pool, booked).await;
+    // The stay moves, so the next run writes to the work order.
+    sqlx::query("UPDATE pms_reservations SET check_out = $2 WHERE id = $1")
+        .bind(booked)
+        .bind(day(today, 6))
+        .execute(&pool)
+        .await
+        .unwrap();
+
+    let mut holder = pool.begin().await.unwrap();
+    let holder_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *holder)
+        .await
+        .unwrap();
+    sqlx::query("SELECT id FROM work_orders WHERE id = $1 FOR UPDATE")
+        .bind(order)
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let change_rule_meanwhile = async {
+        tests::eventually(Duration::from_secs(10), || async {
+            let blocked: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND $1 = ANY (pg_blocking_pids(pid))",
+            )
+            .bind(holder_pid)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            (blocked >= 1).then_some(())
+        })
+        .await
+        .expect("the run waits on the work order's row");
+        // What PATCH /maintenance/task-rules/{id} writes: the offset, and the next revision.
+        sqlx::query("UPDATE task_rules SET offset_days = 1, revision = revision + 1 WHERE id = $1")
+            .bind(rule_id)
+            .execute(&pool)
+            .await
+            .unwrap();
+        holder.commit().await.unwrap();
+    };
+    let (run, ()) = tokio::join!(generate(&app), change_rule_meanwhile);
+    assert_eq!(run.moved, 1);
+    let (_, due, ..) = the_work_of(&pool, booked).await;
+    assert_eq!(
+        due,
+        day(today, 6),
+        "the run wrote the dates of the rule it read"
+    );
+
+    let next = generate(&app).await;
+    assert_eq!(next.moved, 1, "the next run follows the rule's change");
+    let (_, due, ..) = the_work_of(&pool, booked).await;
+    assert_eq!(due, day(today, 7));
+}
+
+/// What moves a work order is what its rule counts from: a CHECKOUT rule's work order that a
+/// person rescheduled stays where it is when the arrival changes, and follows when the checkout
+/// does. A change of the rule that leaves its checklist alone keeps every item (its id too).
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_reschedule_stays_until_what_the_rule_counts_from_changes(pool: PgPool) {
+    use crate::management_villas::send;
+    use reqwest::Method;
+    let app = TestApp::spawn(pool.clone()).await;
+    let today = app.today();
+    let villa = linked_villa(&app, 509, "Villa Reschedule").await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        "/maintenance/task-rules",
+        "manager",
+        Some(
+            json!({"name": "Clean", "trigger": "CHECKOUT", "category": "CLEANING",
+                    "villaIds": [villa], "checklist": [{"text": "Beds"}, {"text": "Beds"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let rule = body["id"].as_str().unwrap().to_owned();
+    let booked = stay(&pool, 9801, 509, "CONFIRMED", day(today, 2), day(today, 5)).await;
+    generate(&app).await;
+    let (order, ..) = the_work_of(&pool, booked).await;
+    let items = checklist_of(&pool, order).await;
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/maintenance/work-orders/{order}"),
+        "manager",
+        Some(json!({"dueDate": format!("{}T00:00:00Z", day(today, 6))})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    // The arrival moves a day earlier: the checkout, and the reschedule, stay.
+    sqlx::query("UPDATE pms_reservations SET check_in = $2 WHERE id = $1")
+        .bind(booked)
+        .bind(day(today, 1))
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(generate(&app).await.moved, 0);
+    assert_eq!(the_work_of(&pool, booked).await.1, day(today, 6));
+
+    // A new title only: the same items, the same ids.
+    let (status, body) = send(
+        &app,
+        Method::PATCH,
+        &format!("/maintenance/task-rules/{rule}"),
+        "manager",
+        Some(json!({"title": "Turnover clean"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    generate(&app).await;
+    let (_, due, title, ..) = the_work_of(&pool, booked).await;
+    assert_eq!((due, title.as_str()), (day(today, 5), "Turnover clean"));
+    assert_eq!(checklist_of(&pool, order).await, items);
+
+    // The checkout moves: the work order follows it.
+    sqlx::query("UPDATE pms_reservations SET check_out = $2 WHERE id = $1")
+        .bind(booked)
+        .bind(day(today, 8))
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(generate(&app).await.moved, 1);
+    assert_eq!(the_work_of(&pool, booked).await.1, day(today, 8));
+}

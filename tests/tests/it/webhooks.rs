@@ -272,5 +272,33 @@ async fn a_booking_moved_on_the_fake_pms_reaches_the_board(pool: PgPool) {
     })
     .await
     .expect("the work moved with the checkout");
-    assert_eq!(fake.control.stats()["webhooksDelivered"], 2);
+    let reason: String = sqlx::query_scalar(
+        "SELECT h.reason FROM work_order_history h JOIN work_orders w ON w.id = h.work_order_id
+         ORDER BY h.changed_at DESC, h.id DESC LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        reason,
+        format!(
+            "reservation moved: due {} -> {}",
+            day(today, 5),
+            day(today, 7)
+        )
+    );
+    // The fake counts a delivery once it has read the answer, which may come after the board.
+    let stats = tests::eventually(Duration::from_secs(10), || async {
+        let stats = fake.control.stats();
+        (stats["webhooksPending"] == 0).then_some(stats)
+    })
+    .await
+    .expect("no delivery left pending");
+    assert_eq!(
+        (
+            stats["webhooksDelivered"].as_u64(),
+            stats["webhooksFailed"].as_u64()
+        ),
+        (Some(2), Some(0))
+    );
 }
