@@ -51,6 +51,7 @@ async fn main() -> anyhow::Result<()> {
             "LOAD 'auto_explain';
              SET auto_explain.log_analyze = on;
              SET auto_explain.log_buffers = on;
+             SET auto_explain.log_triggers = on;
              SET auto_explain.log_level = notice;",
         )
         .execute(&mut *conn)
