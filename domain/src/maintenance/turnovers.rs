@@ -337,7 +337,8 @@ SELECT count(*) FROM history";
 /// villa on the checkout's day: flagged and at least HIGH; otherwise unflagged, with the rule's
 /// priority (step 5).
 const SAME_DAY: &str = "
-WITH wanted AS (
+-- Materialized: inlined, its EXISTS would run once for the SET and again for the WHERE.
+WITH wanted AS MATERIALIZED (
     SELECT w.id,
            EXISTS (SELECT 1 FROM turnover_stays n
                    WHERE n.villa_id = s.villa_id AND n.id <> s.id AND n.check_in = s.check_out
