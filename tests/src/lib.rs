@@ -440,6 +440,34 @@ where
     }
 }
 
+/// Waits (at most 10 s) until `n` sessions of this test's database are blocked behind the
+/// session `holder`: waiting for a lock it holds, or queued behind one that is (a second caller
+/// for a row waits on the first). A race test calls it to know its callers are all in flight
+/// before it releases what it holds.
+pub async fn wait_blocked_by(pool: &PgPool, holder: i32, n: i64) {
+    let blocked = eventually(Duration::from_secs(10), || async move {
+        let waiting: i64 = sqlx::query_scalar(
+            "WITH RECURSIVE blocked AS (
+                 SELECT pid FROM pg_stat_activity
+                 WHERE datname = current_database() AND $1 = ANY (pg_blocking_pids(pid))
+                 UNION
+                 SELECT a.pid FROM pg_stat_activity a, blocked b
+                 WHERE b.pid = ANY (pg_blocking_pids(a.pid)))
+             SELECT count(*) FROM blocked",
+        )
+        .bind(holder)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        (waiting >= n).then_some(())
+    })
+    .await;
+    assert!(
+        blocked.is_some(),
+        "fewer than {n} sessions wait behind session {holder} within 10 s"
+    );
+}
+
 pub fn init_logs() {
     use tracing_subscriber::{EnvFilter, fmt};
     let _ = fmt()

@@ -1,8 +1,6 @@
 //! Turnover consumables (issue 29): completing a generated work order draws its rule's
 //! consumables from the villa's stock through the ledger, once, and records the shortfall.
 
-use std::time::Duration;
-
 use reqwest::Method;
 use serde_json::{Value, json};
 use sqlx::PgPool;
@@ -264,25 +262,8 @@ async fn completions_at_once_draw_once_and_work_without_a_stay_draws_nothing(poo
         .await
         .unwrap();
     let release = async {
-        tests::eventually(Duration::from_secs(10), || async {
-            // Sessions blocked by the holder, directly or behind one it blocks (the second
-            // completion queues behind the first for the row): the two completions.
-            let waiting: i64 = sqlx::query_scalar(
-                "WITH RECURSIVE blocked AS (
-                     SELECT pid FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))
-                     UNION
-                     SELECT a.pid FROM pg_stat_activity a, blocked b
-                     WHERE b.pid = ANY (pg_blocking_pids(a.pid)))
-                 SELECT count(*) FROM blocked",
-            )
-            .bind(holder_pid)
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-            (waiting >= 2).then_some(())
-        })
-        .await
-        .expect("both completions wait on the work order's row");
+        // The two completions, the second queued behind the first for the row.
+        tests::wait_blocked_by(&pool, holder_pid, 2).await;
         holder.commit().await.unwrap();
     };
     let (a, b, ()) = tokio::join!(complete(), complete(), release);

@@ -972,27 +972,6 @@ async fn hold_active_run(pool: &PgPool) -> (sqlx::Transaction<'static, sqlx::Pos
     (held, pid, id)
 }
 
-/// Waits (at most 10 s) until `n` sessions of this test's database wait for a lock the session
-/// `holder` holds.
-async fn wait_blocked_by(pool: &PgPool, holder: i32, n: i64) {
-    let blocked = eventually(Duration::from_secs(10), || async move {
-        let waiting: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity
-             WHERE datname = current_database() AND $1 = ANY(pg_blocking_pids(pid))",
-        )
-        .bind(holder)
-        .fetch_one(pool)
-        .await
-        .unwrap();
-        (waiting >= n).then_some(())
-    })
-    .await;
-    assert!(
-        blocked.is_some(),
-        "fewer than {n} triggers wait for the held run within 10 s"
-    );
-}
-
 /// `POST /reporting/sync/trigger` (a full sync, as an admin) on a task of its own, sent once
 /// `start` (when given) lets every task waiting on it go at once.
 fn spawn_trigger(
@@ -1018,7 +997,7 @@ async fn one_sync_runs_at_a_time(pool: PgPool) {
     // is committed answers that run rather than a second one.
     let (held, holder, held_id) = hold_active_run(&pool).await;
     let waiting = spawn_trigger(&app, None);
-    wait_blocked_by(&pool, holder, 1).await;
+    tests::wait_blocked_by(&pool, holder, 1).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         !waiting.is_finished(),
@@ -1054,7 +1033,7 @@ async fn one_sync_runs_at_a_time(pool: PgPool) {
         spawn_trigger(&app, Some(barrier.clone())),
         spawn_trigger(&app, Some(barrier)),
     ];
-    wait_blocked_by(&pool, holder, 2).await;
+    tests::wait_blocked_by(&pool, holder, 2).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         racers.iter().all(|r| !r.is_finished()),

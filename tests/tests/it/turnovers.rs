@@ -661,19 +661,8 @@ async fn a_rule_changed_during_a_run_is_followed_by_the_next_run(pool: PgPool) {
         .await
         .unwrap();
     let change_rule_meanwhile = async {
-        tests::eventually(Duration::from_secs(10), || async {
-            let blocked: i64 = sqlx::query_scalar(
-                "SELECT count(*) FROM pg_stat_activity
-                 WHERE datname = current_database() AND $1 = ANY (pg_blocking_pids(pid))",
-            )
-            .bind(holder_pid)
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-            (blocked >= 1).then_some(())
-        })
-        .await
-        .expect("the run waits on the work order's row");
+        // The run, at the work order's row.
+        tests::wait_blocked_by(&pool, holder_pid, 1).await;
         // What PATCH /maintenance/task-rules/{id} writes: the offset, and the next revision.
         sqlx::query("UPDATE task_rules SET offset_days = 1, revision = revision + 1 WHERE id = $1")
             .bind(rule_id)
