@@ -1,10 +1,18 @@
 import { defineConfig } from "vite";
 import preact from "@preact/preset-vite";
 
+// `npm run dev` serves the console with hot reload and sends the API's paths
+// to the platform (scripts/run, port 8080 unless API_URL says otherwise).
+const api = process.env.API_URL ?? "http://127.0.0.1:8080";
+const apiPaths = ["/api", "/management", "/maintenance", "/inventory", "/reporting", "/admin", "/me", "/dev", "/console/config.json"];
+
 export default defineConfig({
   // The platform serves the console under /console (issue 30).
   base: "/console/",
   plugins: [preact()],
+  server: {
+    proxy: Object.fromEntries(apiPaths.map((path) => [path, { target: api, changeOrigin: false }])),
+  },
   build: {
     outDir: "dist",
     emptyOutDir: true,

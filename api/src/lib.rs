@@ -2,6 +2,7 @@
 //! surface's `/api/health` is in `platform::health`), each with one file per resource.
 
 pub mod auth;
+pub mod console;
 pub mod error;
 pub mod extract;
 pub mod files;
@@ -23,7 +24,6 @@ pub mod uploads;
 use anyhow::Context as _;
 use axum::{Router, extract::DefaultBodyLimit, middleware};
 use domain::settings::{ApiSettings, CoreSettings};
-use serde_json::Value;
 use tokio::net::TcpListener;
 use tower::ServiceBuilder;
 use tower_http::{
@@ -35,15 +35,19 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::{error::AppError, state::AppState};
 
-/// Every route, with auth, error rendering and the cross-cutting layers. `dev_jwks` mounts the
-/// development key's JWKS (development only).
-pub fn app(state: AppState, dev_jwks: Option<Value>) -> Router {
+/// Every route, with auth, error rendering and the cross-cutting layers. `dev_key` mounts the
+/// development sign-in (development only). The web console is read from `CONSOLE_DIR`.
+pub fn app(state: AppState, dev_key: Option<ed25519_dalek::SigningKey>) -> Router {
     let (router, openapi) = routes(state.core.app_env.is_development()).split_for_parts();
     let openapi = openapi::finish(openapi);
     let route_catalog = onboarding::docs::catalog(&openapi);
     let mut router = router.merge(SwaggerUi::new("/swagger-ui").url("/openapi.json", openapi));
-    if let Some(jwks) = dev_jwks {
-        router = router.merge(platform::dev::router(jwks));
+    if let Some(key) = dev_key {
+        router = router.merge(platform::dev::router(key, state.clone()));
+    }
+    match console::ConsoleFiles::load(&state) {
+        Ok(files) => router = router.merge(console::router(files)),
+        Err(e) => tracing::error!(error = %e, "cannot read the web console's files (CONSOLE_DIR)"),
     }
     let api = &state.api;
     let body_limit = api.body_limit_bytes;
@@ -92,6 +96,7 @@ fn routes(development: bool) -> OpenApiRouter<AppState> {
         .merge(platform::health::router())
         .merge(platform::metrics::router())
         .merge(platform::jobs::router())
+        .merge(platform::me::router())
         .merge(management::router())
         .merge(maintenance::router())
         .merge(inventory::router())

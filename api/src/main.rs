@@ -74,8 +74,8 @@ async fn main() -> anyhow::Result<()> {
 
 async fn serve(core: CoreSettings, api: ApiSettings) -> anyhow::Result<()> {
     domain::process::init_logging(core.log_json);
-    let dev_jwks = if core.app_env.is_development() {
-        Some(api::auth::dev::jwks(&api::auth::dev::signing_key()?))
+    let dev_key = if core.app_env.is_development() {
+        Some(api::auth::dev::signing_key()?)
     } else {
         None
     };
@@ -89,14 +89,10 @@ async fn serve(core: CoreSettings, api: ApiSettings) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
         .await
         .with_context(|| format!("PORT: cannot listen on {port}"))?;
-    tracing::info!(
-        port,
-        development = dev_jwks.is_some(),
-        "villa-api listening"
-    );
+    tracing::info!(port, development = dev_key.is_some(), "villa-api listening");
     api::serve(
         listener,
-        api::app(state, dev_jwks),
+        api::app(state, dev_key),
         domain::process::shutdown_signal(),
     )
     .await?;

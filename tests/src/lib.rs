@@ -173,6 +173,8 @@ pub struct TestAppOptions {
     pub storage: TestStorage,
     /// `METRICS_ENABLED`.
     pub metrics_enabled: bool,
+    /// The web console's files and sign-in (default: a folder that does not exist, no OIDC).
+    pub console: domain::settings::ConsoleSettings,
     /// `METRICS_TOKEN` (default [`TEST_METRICS_TOKEN`]; None: unset, so `/metrics` is open in
     /// development and refused in production).
     pub metrics_token: Option<String>,
@@ -190,6 +192,10 @@ impl Default for TestAppOptions {
             request_timeout: Duration::from_secs(30),
             cors_origins: Some(vec!["https://app.example.test".to_owned()]),
             dev_key: None,
+            console: domain::settings::ConsoleSettings {
+                dir: "console-not-built".into(),
+                oidc: None,
+            },
             doc: None,
             business_time_zone: domain::clock::BusinessZone::default(),
             pms: None,
@@ -253,7 +259,6 @@ impl TestApp {
                 roles_claim: "roles".to_owned(),
             },
         };
-        let dev_jwks = options.dev_key.as_ref().map(api::auth::dev::jwks);
         let api = ApiSettings {
             port: 0,
             auth,
@@ -262,6 +267,7 @@ impl TestApp {
             request_timeout: options.request_timeout,
             upload_max_bytes: options.upload_max_bytes,
             slow_request: Duration::from_millis(1000),
+            console: options.console,
         };
         let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).expect("redis url");
         let state = AppState::new(api::state::Shared::new(
@@ -274,10 +280,9 @@ impl TestApp {
         let doc_check = openapi_check::DocCheck::new(
             &options.doc.clone().unwrap_or_else(api::openapi_document),
         );
-        let app = api::app(state, dev_jwks).layer(axum::middleware::from_fn_with_state(
-            doc_check.clone(),
-            openapi_check::check,
-        ));
+        let app = api::app(state, options.dev_key.clone()).layer(
+            axum::middleware::from_fn_with_state(doc_check.clone(), openapi_check::check),
+        );
         let s = stop.clone();
         tokio::spawn(async move {
             let _ = api::serve(listener, app, async move { s.cancelled().await }).await;

@@ -143,6 +143,8 @@ const PUBLIC: &[&str] = &[
     "/metrics",
     "/openapi.json",
     "/dev/jwks.json",
+    // Development sign-in (mounted only with APP_ENV=development): it is how a token is got.
+    "/dev/token",
     "/api/photos-enhanced/public/{id}",
     "/api/photos-enhanced/thumbnail/{id}",
     "/reporting/health",
@@ -150,9 +152,18 @@ const PUBLIC: &[&str] = &[
     "/reporting/webhooks/hostaway",
 ];
 
+/// Routes open to any valid token, whatever its roles.
+const ANY_USER: &[&str] = &["/me"];
+
 /// What the route `path` (as registered, e.g. `/management/villas/{id}`) needs for `method`.
 pub fn requirement(method: &Method, path: &str) -> Requirement {
-    if PUBLIC.contains(&path) || path.starts_with("/swagger-ui") {
+    if ANY_USER.contains(&path) {
+        return Requirement::Authenticated;
+    }
+    if PUBLIC.contains(&path)
+        || path.starts_with("/swagger-ui")
+        || crate::console::is_console_route(path)
+    {
         return Requirement::Public;
     }
     let access = if MANAGED.contains(&(method.as_str(), path)) {

@@ -1,13 +1,74 @@
-//! `GET /dev/jwks.json`: the development key's JWKS. Mounted only when `APP_ENV=development`.
+//! Development sign-in, mounted only when `APP_ENV=development`: `GET /dev/jwks.json` (the
+//! development key's JWKS, the default `AUTH_JWKS_URL`) and `POST /dev/token` (a token for a
+//! role, signed with that key: what `villa-api mint-token` prints, for the web console's
+//! "sign in as" page). Neither exists in production, and neither is in the API description.
 
-use axum::{Json, Router, routing::get};
-use serde_json::Value;
+use axum::{Json, Router, extract::State, routing::get, routing::post};
+use ed25519_dalek::SigningKey;
+use serde::{Deserialize, Serialize};
 
-use crate::state::AppState;
+use crate::{auth::permissions::Role, error::AppError, extract::ApiJson, state::AppState};
 
-pub fn router(jwks: Value) -> Router<AppState> {
-    Router::new().route(
-        "/dev/jwks.json",
-        get(move || async move { Json(jwks.clone()) }),
+/// How long a development token lasts: a working day.
+const TOKEN_TTL_SECS: i64 = 8 * 3600;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenRequest {
+    role: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenAnswer {
+    access_token: String,
+    token_type: &'static str,
+    expires_in: i64,
+}
+
+async fn token(
+    State(state): State<AppState>,
+    State(key): State<SigningKey>,
+    ApiJson(body): ApiJson<TokenRequest>,
+) -> Result<Json<TokenAnswer>, AppError> {
+    let role = Role::parse(&body.role).ok_or_else(|| {
+        AppError::invalid(
+            "role",
+            "invalid_value",
+            "must be one of admin, manager, staff, viewer",
+        )
+    })?;
+    let auth = &state.api.auth;
+    let access_token = crate::auth::dev::mint(
+        &key,
+        &auth.issuer,
+        &auth.audience,
+        &auth.roles_claim,
+        &format!("dev-{}", role.as_str()),
+        &[role.as_str().to_owned()],
+        TOKEN_TTL_SECS,
     )
+    .map_err(|e| AppError::Internal(e.context("signing a development token")))?;
+    Ok(Json(TokenAnswer {
+        access_token,
+        token_type: "Bearer",
+        expires_in: TOKEN_TTL_SECS,
+    }))
+}
+
+#[derive(Clone, axum::extract::FromRef)]
+struct DevState {
+    app: AppState,
+    key: SigningKey,
+}
+
+pub fn router(key: SigningKey, state: AppState) -> Router<AppState> {
+    let jwks = crate::auth::dev::jwks(&key);
+    Router::new()
+        .route(
+            "/dev/jwks.json",
+            get(move || async move { Json(jwks.clone()) }),
+        )
+        .route("/dev/token", post(token))
+        .with_state(DevState { app: state, key })
 }

@@ -2330,6 +2330,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller and what their roles allow. */
+        get: operations["me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -5043,6 +5060,28 @@ export interface components {
              */
             villaStyle?: "MODERN" | "TRADITIONAL" | "BALINESE" | "MEDITERRANEAN" | "TROPICAL" | "COLONIAL" | "CONTEMPORARY" | "MINIMALIST" | "RUSTIC" | null;
             yearBuilt?: number | null;
+        };
+        Me: {
+            /**
+             * @description Every operation the caller may call, as `METHOD /path` with the path as the API
+             *     description writes it (`POST /reporting/sync/trigger`, `PATCH /maintenance/work-orders/{id}`),
+             *     sorted. A route may still refuse a particular record (a work order only managers may
+             *     cancel): its answer says so.
+             * @example [
+             *       "GET /reporting/dashboard/metrics",
+             *       "POST /reporting/export"
+             *     ]
+             */
+            operations: string[];
+            /**
+             * @description The roles the token grants that the API knows (`admin`, `manager`, `staff`, `viewer`).
+             * @example [
+             *       "manager"
+             *     ]
+             */
+            roles: string[];
+            /** @description The token's `sub`. */
+            subject: string;
         };
         MonitoringSnapshot: {
             /** @description Newest first. */
@@ -19923,6 +19962,44 @@ export interface operations {
             };
             /** @description No such record */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+        };
+    };
+    me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's identity and allowed operations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description No valid token */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

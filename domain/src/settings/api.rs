@@ -19,6 +19,39 @@ pub struct ApiSettings {
     /// Requests slower than this are kept in the monitoring's slow list (`SLOW_REQUEST_MS`,
     /// default 1000).
     pub slow_request: Duration,
+    pub console: ConsoleSettings,
+}
+
+/// The web console the API serves at `/console` (`console/`, built by `scripts/console-build`).
+#[derive(Debug, Clone)]
+pub struct ConsoleSettings {
+    /// The built console (`CONSOLE_DIR`, default `console/dist`, relative to the working
+    /// directory: the repository's root under `scripts/run` and the Procfile).
+    pub dir: std::path::PathBuf,
+    /// Sign-in through the identity provider (`CONSOLE_OIDC_ISSUER` and
+    /// `CONSOLE_OIDC_CLIENT_ID`, both or neither). Without it, development signs in by role and
+    /// production asks for a token.
+    pub oidc: Option<ConsoleOidc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleOidc {
+    /// The issuer's address, without a trailing `/`: discovery reads
+    /// `{issuer}/.well-known/openid-configuration`.
+    pub issuer: String,
+    pub client_id: String,
+}
+
+impl ConsoleOidc {
+    /// The issuer's origin (scheme, host and port), which the console's Content-Security-Policy
+    /// lets it fetch from (discovery and the token endpoint) and send its sign-in form to.
+    pub fn origin(&self) -> &str {
+        let after_scheme = self.issuer.find("://").map_or(0, |i| i + 3);
+        let end = self.issuer[after_scheme..]
+            .find('/')
+            .map_or(self.issuer.len(), |i| after_scheme + i);
+        &self.issuer[..end]
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -102,6 +135,12 @@ impl ApiSettings {
             1000u64,
             "a whole number of milliseconds",
         ));
+        let console = ConsoleSettings {
+            dir: env
+                .parsed("CONSOLE_DIR", "console/dist".to_owned(), "a folder")
+                .into(),
+            oidc: console_oidc(env),
+        };
         Self {
             port,
             auth,
@@ -110,6 +149,45 @@ impl ApiSettings {
             request_timeout,
             upload_max_bytes,
             slow_request,
+            console,
+        }
+    }
+}
+
+/// `CONSOLE_OIDC_ISSUER` and `CONSOLE_OIDC_CLIENT_ID`: both or neither; the issuer an http(s)
+/// address whose text can go into a Content-Security-Policy (no spaces, quotes or `;`).
+fn console_oidc(env: &mut Env<'_>) -> Option<ConsoleOidc> {
+    let issuer = env.raw("CONSOLE_OIDC_ISSUER");
+    let client_id = env.raw("CONSOLE_OIDC_CLIENT_ID");
+    match (issuer, client_id) {
+        (None, None) => None,
+        (Some(issuer), Some(client_id)) => {
+            let issuer = issuer.trim_end_matches('/').to_owned();
+            let plain = issuer
+                .chars()
+                .all(|c| c.is_ascii_graphic() && !matches!(c, '\'' | '"' | ';' | ','));
+            let scheme = issuer.starts_with("https://") || issuer.starts_with("http://");
+            if !scheme || !plain || issuer.len() > 2048 {
+                env.problems.push(format!(
+                    "CONSOLE_OIDC_ISSUER must be an http(s) address without spaces, quotes, `;` or `,`, got {issuer:?}"
+                ));
+                return None;
+            }
+            if client_id.len() > 256 || client_id.chars().any(|c| c.is_control()) {
+                env.problems.push(
+                    "CONSOLE_OIDC_CLIENT_ID must be at most 256 characters, without control characters"
+                        .into(),
+                );
+                return None;
+            }
+            Some(ConsoleOidc { issuer, client_id })
+        }
+        _ => {
+            env.problems.push(
+                "CONSOLE_OIDC_ISSUER and CONSOLE_OIDC_CLIENT_ID go together: set both or neither"
+                    .into(),
+            );
+            None
         }
     }
 }
@@ -130,5 +208,49 @@ mod tests {
         let api = ApiSettings::from_lookup(&env).unwrap();
         assert!(api.cors_origins.is_none());
         assert_eq!(api.auth.jwks_url, "http://127.0.0.1:8080/dev/jwks.json");
+        assert!(api.console.oidc.is_none());
+        assert_eq!(api.console.dir, std::path::Path::new("console/dist"));
+    }
+
+    #[test]
+    fn console_sign_in_needs_issuer_and_client_together() {
+        let only_issuer = lookup(&[
+            ("DATA_ENCRYPTION_KEY", KEY),
+            (
+                "CONSOLE_OIDC_ISSUER",
+                "https://id.example.com/realms/villa/",
+            ),
+        ]);
+        let problem = ApiSettings::from_lookup(&only_issuer)
+            .unwrap_err()
+            .to_string();
+        assert!(problem.contains("set both or neither"), "{problem}");
+
+        let both = lookup(&[
+            ("DATA_ENCRYPTION_KEY", KEY),
+            (
+                "CONSOLE_OIDC_ISSUER",
+                "https://id.example.com:8443/realms/villa/",
+            ),
+            ("CONSOLE_OIDC_CLIENT_ID", "villa-console"),
+        ]);
+        let oidc = ApiSettings::from_lookup(&both)
+            .unwrap()
+            .console
+            .oidc
+            .unwrap();
+        assert_eq!(oidc.issuer, "https://id.example.com:8443/realms/villa");
+        assert_eq!(oidc.origin(), "https://id.example.com:8443");
+
+        let injected = lookup(&[
+            ("DATA_ENCRYPTION_KEY", KEY),
+            (
+                "CONSOLE_OIDC_ISSUER",
+                "https://id.example.com; script-src *",
+            ),
+            ("CONSOLE_OIDC_CLIENT_ID", "villa-console"),
+        ]);
+        let problem = ApiSettings::from_lookup(&injected).unwrap_err().to_string();
+        assert!(problem.contains("CONSOLE_OIDC_ISSUER must be"), "{problem}");
     }
 }

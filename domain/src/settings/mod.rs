@@ -36,7 +36,7 @@ use std::{collections::BTreeSet, fmt, path::PathBuf};
 use base64::Engine as _;
 
 pub use self::{
-    api::{ApiSettings, AuthSettings, DEV_AUDIENCE, DEV_ISSUER},
+    api::{ApiSettings, AuthSettings, ConsoleOidc, ConsoleSettings, DEV_AUDIENCE, DEV_ISSUER},
     env::{AppEnv, Lookup, SettingsError, dev_dir, seconds_setting},
     inventory::StockAlertSettings,
     jobs::JobSettings,
