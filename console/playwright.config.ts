@@ -7,6 +7,7 @@ const baseURL = process.env.CONSOLE_URL ?? "http://127.0.0.1:8080/console/";
 
 export default defineConfig({
   testDir: "e2e",
+  globalSetup: "./e2e/global-setup.ts",
   // One worker: the tests share one platform and its PMS; two cores.
   workers: 1,
   fullyParallel: false,

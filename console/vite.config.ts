@@ -13,6 +13,14 @@ export default defineConfig({
   server: {
     proxy: Object.fromEntries(apiPaths.map((path) => [path, { target: api, changeOrigin: false }])),
   },
+  // `npm run preview` serves the build as the platform does, under the same
+  // Content-Security-Policy (api/src/console.rs), to check a change against it.
+  preview: {
+    headers: {
+      "Content-Security-Policy":
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; manifest-src 'self'",
+    },
+  },
   build: {
     outDir: "dist",
     emptyOutDir: true,
