@@ -6,6 +6,7 @@ mod auth;
 mod board;
 mod bounded_input;
 mod checklists;
+mod console;
 mod consumables;
 mod document_jobs;
 mod health;

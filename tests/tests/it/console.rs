@@ -1,0 +1,265 @@
+//! The web console as the platform serves it (`api::console`): its files with their caching and
+//! Content-Security-Policy, its configuration, the development sign-in (`POST /dev/token`) and
+//! `GET /me`, which tells the console what to offer. The console's own behaviour is tested in a
+//! browser (`console/e2e`, `scripts/console-e2e`).
+
+use std::path::PathBuf;
+
+use reqwest::header;
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use tests::{TestApp, TestAppOptions, json as read_json};
+
+/// A built console as Vite writes it: `index.html` and content-hashed assets, one with the gzip
+/// twin `scripts/console-build` writes.
+fn built_console() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("villa-console-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    std::fs::write(
+        dir.join("index.html"),
+        r#"<!doctype html><script type="module" src="/console/assets/index-Ab12.js"></script>"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("assets/index-Ab12.js"), "console.log('app')").unwrap();
+    std::fs::write(dir.join("assets/index-Ab12.js.gz"), b"\x1f\x8bgzip-bytes").unwrap();
+    std::fs::write(dir.join("assets/index-Cd34.css"), "body{margin:0}").unwrap();
+    // Next to the folder, not in it: what a path escaping the folder would reach.
+    std::fs::write(dir.with_extension("secret"), "not the console's").unwrap();
+    dir
+}
+
+fn with_console(dir: PathBuf, oidc: Option<domain::settings::ConsoleOidc>) -> TestAppOptions {
+    TestAppOptions {
+        console: domain::settings::ConsoleSettings { dir, oidc },
+        ..Default::default()
+    }
+}
+
+fn header_of(res: &reqwest::Response, name: header::HeaderName) -> String {
+    res.headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool) {
+    let app = TestApp::spawn_with(pool, with_console(built_console(), None)).await;
+
+    // The app's own paths (its router reads them) all answer index.html, never cached.
+    for path in ["/console", "/console/", "/console/work-orders/42", "/console/exports?x=1"] {
+        let res = app.get_anonymous(path).await;
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-cache", "{path}");
+        assert!(header_of(&res, header::CONTENT_TYPE).starts_with("text/html"));
+        let csp = header_of(&res, header::CONTENT_SECURITY_POLICY);
+        assert!(csp.contains("script-src 'self';"), "{csp}");
+        assert!(csp.contains("style-src 'self';"), "{csp}");
+        assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+        assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "{csp}");
+        assert_eq!(header_of(&res, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+        assert!(res.text().await.unwrap().contains("/console/assets/index-Ab12.js"));
+    }
+
+    // Content-hashed assets are cached for good, gzip-encoded for a client that takes it.
+    let res = app.get_anonymous("/console/assets/index-Ab12.js").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        header_of(&res, header::CACHE_CONTROL),
+        "public, max-age=31536000, immutable"
+    );
+    assert!(header_of(&res, header::CONTENT_TYPE).starts_with("text/javascript"));
+    assert_eq!(header_of(&res, header::CONTENT_ENCODING), "");
+    assert_eq!(res.text().await.unwrap(), "console.log('app')");
+    let res = app
+        .http
+        .get(app.url("/console/assets/index-Ab12.js"))
+        .header(header::ACCEPT_ENCODING, "br, gzip;q=0.8")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header_of(&res, header::CONTENT_ENCODING), "gzip");
+    assert_eq!(header_of(&res, header::VARY), "accept-encoding");
+    assert_eq!(&res.bytes().await.unwrap()[..], b"\x1f\x8bgzip-bytes");
+    let res = app
+        .http
+        .get(app.url("/console/assets/index-Ab12.js"))
+        .header(header::ACCEPT_ENCODING, "gzip;q=0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(header_of(&res, header::CONTENT_ENCODING), "", "q=0 refuses gzip");
+    let res = app.get_anonymous("/console/assets/index-Cd34.css").await;
+    assert!(header_of(&res, header::CONTENT_TYPE).starts_with("text/css"));
+
+    // An asset that is not there is a 404, never the app; nothing outside the folder is reached.
+    for path in [
+        "/console/assets/index-Zz99.js",
+        "/console/assets/index-Ab12.js.gz",
+        "/console/assets/..%2F..%2Fvilla-console.secret",
+        "/console/assets/%2e%2e%2fsecret",
+    ] {
+        let res = app.get_anonymous(path).await;
+        assert_eq!(res.status(), 404, "{path}");
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "NOT_FOUND", "{path}: {body}");
+    }
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn tells_the_console_how_to_sign_in(pool: PgPool) {
+    // Production without an identity provider for the console: a token is pasted.
+    let app = TestApp::spawn_with(pool.clone(), with_console(built_console(), None)).await;
+    let res = app.get_anonymous("/console/config.json").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-cache");
+    let config: Value = res.json().await.unwrap();
+    assert_eq!(config["signIn"], "token");
+    assert_eq!(config["oidc"], Value::Null);
+    assert_eq!(config["businessTimeZone"], app.core.business_time_zone.name());
+    assert_eq!(config["rolesClaim"], "roles");
+
+    // With one: its issuer and client, and the CSP lets the console reach its origin only.
+    let oidc = domain::settings::ConsoleOidc {
+        issuer: "https://id.example.com:8443/realms/villa".into(),
+        client_id: "villa-console".into(),
+    };
+    let app = TestApp::spawn_with(pool, with_console(built_console(), Some(oidc))).await;
+    let config: Value = app
+        .get_anonymous("/console/config.json")
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(config["signIn"], "oidc");
+    assert_eq!(
+        config["oidc"],
+        json!({"issuer": "https://id.example.com:8443/realms/villa", "clientId": "villa-console"})
+    );
+    let res = app.get_anonymous("/console").await;
+    let csp = header_of(&res, header::CONTENT_SECURITY_POLICY);
+    assert!(
+        csp.contains("connect-src 'self' https://id.example.com:8443;"),
+        "{csp}"
+    );
+    assert!(
+        csp.contains("form-action 'self' https://id.example.com:8443;"),
+        "{csp}"
+    );
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_console_not_built_says_how_to_build_it(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let res = app.get_anonymous("/console/housekeeping").await;
+    assert_eq!(res.status(), 503);
+    let body: Value = res.json().await.unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("scripts/console-build"), "{body}");
+    // Its configuration is still there: it does not depend on the files.
+    assert_eq!(app.get_anonymous("/console/config.json").await.status(), 200);
+}
+
+fn dev_app_options() -> TestAppOptions {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed).unwrap();
+    TestAppOptions {
+        dev_key: Some(ed25519_dalek::SigningKey::from_bytes(&seed)),
+        development: true,
+        ..Default::default()
+    }
+}
+
+async fn dev_token(app: &TestApp, body: Value) -> (u16, Value) {
+    let res = app
+        .http
+        .post(app.url("/dev/token"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    read_json(res).await
+}
+
+async fn me(app: &TestApp, token: &str) -> Value {
+    let res = app
+        .http
+        .get(app.url("/me"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = read_json(res).await;
+    assert_eq!(status, 200, "{body}");
+    body
+}
+
+fn operations(me: &Value) -> Vec<&str> {
+    me["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o.as_str().unwrap())
+        .collect()
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn development_signs_in_by_role_and_me_lists_what_the_role_may_do(pool: PgPool) {
+    let app = TestApp::spawn_with(pool, dev_app_options()).await;
+
+    let (status, manager) = dev_token(&app, json!({"role": "manager"})).await;
+    assert_eq!(status, 200, "{manager}");
+    assert_eq!(manager["tokenType"], "Bearer");
+    assert!(manager["expiresIn"].as_i64().unwrap() > 3600);
+    let manager = me(&app, manager["accessToken"].as_str().unwrap()).await;
+    assert_eq!(manager["subject"], "dev-manager");
+    assert_eq!(manager["roles"], json!(["manager"]));
+    let may = operations(&manager);
+    assert!(may.contains(&"POST /reporting/sync/trigger"), "{may:?}");
+    assert!(may.contains(&"PATCH /maintenance/work-orders/{id}"), "{may:?}");
+    assert!(may.contains(&"GET /me"), "{may:?}");
+    assert!(!may.contains(&"GET /admin/queues"), "operators only: {may:?}");
+    let mut sorted = may.clone();
+    sorted.sort();
+    assert_eq!(may, sorted);
+
+    let (_, viewer) = dev_token(&app, json!({"role": "Viewer"})).await;
+    let viewer = me(&app, viewer["accessToken"].as_str().unwrap()).await;
+    let may = operations(&viewer);
+    assert!(may.contains(&"GET /reporting/dashboard/metrics"), "{may:?}");
+    // An export only reads (auth::permissions::READS): a viewer may request one.
+    assert!(may.contains(&"POST /reporting/export"), "{may:?}");
+    assert!(!may.contains(&"POST /reporting/sync/trigger"), "{may:?}");
+    assert!(!may.contains(&"PATCH /maintenance/work-orders/{id}"), "{may:?}");
+
+    // A role the platform does not know, or a body that is not one, is the caller's mistake.
+    let (status, body) = dev_token(&app, json!({"role": "owner"})).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["details"][0]["field"], "role", "{body}");
+    let (status, _) = dev_token(&app, json!({"role": "admin", "subject": "root"})).await;
+    assert_eq!(status, 400);
+
+    // /me needs a token like any other route.
+    assert_eq!(app.get_anonymous("/me").await.status(), 401);
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn production_has_no_development_sign_in(pool: PgPool) {
+    let app = TestApp::spawn(pool).await;
+    let (status, _) = dev_token(&app, json!({"role": "admin"})).await;
+    assert_eq!(status, 401, "an unmounted route asks for a token like any unknown route");
+    let res = app
+        .http
+        .post(app.url("/dev/token"))
+        .bearer_auth(app.idp.token(&["admin"]))
+        .json(&json!({"role": "admin"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+    // /me answers for the identity provider's tokens.
+    let res = app.get("/me", "staff").await;
+    assert_eq!(res.status(), 200);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["roles"], json!(["staff"]));
+}
