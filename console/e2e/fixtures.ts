@@ -94,3 +94,8 @@ export const test = base.extend<{ pageErrors: string[] }>({
 });
 
 export { expect };
+
+/** The fake PMS's address (scripts/console-e2e sets FAKE_PMS_URL; scripts/run's default otherwise). */
+export function fakePmsUrl(): string {
+  return process.env.FAKE_PMS_URL ?? "http://127.0.0.1:8099";
+}
