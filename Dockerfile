@@ -1,5 +1,14 @@
 # One image with the platform's processes: the binaries the Procfile runs, and no other (not the
 # fake PMS, not the benchmarks); docker-compose.yml picks the process per service.
+# The web console (console/), built from its lock file; the API serves it at /console. Vite needs
+# Node 20.19 or later, newer than Debian bookworm's nodejs, hence Node's own image for this stage.
+FROM node:20-bookworm-slim AS console
+WORKDIR /console
+COPY console/package.json console/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY console/ ./
+RUN npm run build
+
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
@@ -22,6 +31,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
     && rm -rf /var/lib/apt/lists/* && useradd --system --home /var/lib/villa villa \
     && mkdir -p /var/lib/villa/storage && chown -R villa /var/lib/villa
 COPY --from=build /src/image-bin/ /usr/local/bin/
+COPY --from=console /console/dist/ /usr/local/share/villa/console/
+ENV CONSOLE_DIR=/usr/local/share/villa/console
 USER villa
 WORKDIR /var/lib/villa
 EXPOSE 8080
