@@ -1,4 +1,4 @@
-import { defineConfig } from "vite";
+import { defineConfig } from "vitest/config";
 import preact from "@preact/preset-vite";
 
 // `npm run dev` serves the console with hot reload and sends the API's paths
@@ -21,6 +21,8 @@ export default defineConfig({
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; font-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'; manifest-src 'self'",
     },
   },
+  // Unit tests only: e2e/ holds the browser tests, run by Playwright.
+  test: { include: ["src/**/*.test.ts", "src/**/*.test.tsx"] },
   build: {
     outDir: "dist",
     emptyOutDir: true,

@@ -38,3 +38,31 @@ test("the sign-in page has no serious accessibility violation", async ({ page })
   await expect(page.getByRole("heading", { name: "Sign in" })).toBeVisible();
   expect(await axeViolations(page)).toEqual([]);
 });
+
+test("the first load fetches at most 250 KB of compressed JavaScript, cached by content hash", async ({ page }) => {
+  const scripts: { url: string; bytes: number; cache: string; encoding: string }[] = [];
+  page.on("response", async (response) => {
+    if (response.request().resourceType() !== "script") return;
+    const headers = await response.allHeaders();
+    // The bytes on the wire: the gzip twin the platform sends (api/src/console.rs).
+    const sizes = await response.request().sizes();
+    scripts.push({
+      url: response.url(),
+      bytes: sizes.responseBodySize,
+      cache: headers["cache-control"] ?? "",
+      encoding: headers["content-encoding"] ?? "",
+    });
+  });
+  await signIn(page, "manager");
+  await expect(page.getByRole("heading", { level: 1, name: "Dashboard" })).toBeVisible();
+  await page.waitForLoadState("networkidle");
+  expect(scripts.length).toBeGreaterThan(0);
+  const total = scripts.reduce((sum, s) => sum + s.bytes, 0);
+  console.log(`first load: ${scripts.length} scripts, ${(total / 1024).toFixed(1)} KB compressed`);
+  expect(total).toBeLessThanOrEqual(250 * 1024);
+  for (const script of scripts) {
+    expect(script.url).toMatch(/\/console\/assets\/[\w.-]+-[\w-]{8}\.js$/);
+    expect(script.cache).toContain("immutable");
+    expect(script.encoding).toBe("gzip");
+  }
+});
