@@ -120,8 +120,8 @@ async fn discovery(State(idp): State<Arc<Provider>>) -> Response {
 }
 
 async fn jwks(State(idp): State<Arc<Provider>>) -> Response {
-    let x = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(idp.key.verifying_key().as_bytes());
+    let x =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(idp.key.verifying_key().as_bytes());
     cors(
         Json(json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": x, "kid": "fake-idp-1", "alg": "EdDSA", "use": "sig"}]}))
             .into_response(),

@@ -12,7 +12,9 @@ use std::time::Duration;
 use clap::Parser;
 
 #[derive(Parser)]
-#[command(about = "A loopback OpenID Connect provider for the console's sign-in (development only)")]
+#[command(
+    about = "A loopback OpenID Connect provider for the console's sign-in (development only)"
+)]
 struct Args {
     #[arg(long, default_value_t = 8098)]
     port: u16,

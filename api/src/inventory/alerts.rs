@@ -6,7 +6,7 @@ use axum::{Json, extract::State};
 use domain::{
     Problems,
     inventory::{
-        ALERT_STATUSES, ALERT_TYPES, RESOLUTION_ACTIONS,
+        ALERT_SORTS, ALERT_STATUS_FILTERS, ALERT_TYPES, RESOLUTION_ACTIONS,
         alerts::{self, Filter},
         views,
     },
@@ -29,7 +29,11 @@ use crate::{
 };
 
 fn status_param() -> utoipa::openapi::schema::Object {
-    crate::query::one_of(ALERT_STATUSES)
+    crate::query::one_of(ALERT_STATUS_FILTERS)
+}
+
+fn sort_param() -> utoipa::openapi::schema::Object {
+    crate::query::one_of(ALERT_SORTS)
 }
 
 fn type_param() -> utoipa::openapi::schema::Object {
@@ -40,8 +44,12 @@ fn type_param() -> utoipa::openapi::schema::Object {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct AlertQuery {
+    /// A status, or `OPEN`: ACTIVE and ACKNOWLEDGED, the alerts someone still has to handle.
     #[param(schema_with = status_param)]
     status: Option<String>,
+    /// `NEWEST` first (default), or `SEVERITY`: CRITICAL first, the newest first within each.
+    #[param(schema_with = sort_param)]
+    sort: Option<String>,
     #[serde(rename = "type")]
     #[param(rename = "type", schema_with = type_param)]
     kind: Option<String>,
@@ -51,7 +59,7 @@ pub struct AlertQuery {
     item_id: Option<String>,
 }
 
-/// Alerts, newest first.
+/// Alerts, newest first or by severity.
 #[utoipa::path(get, operation_id = "inventory_alerts_list", path = "/inventory/alerts", tag = "inventory",
     params(PageQuery, AlertQuery),
     responses((status = 200, body = Page<views::Alert>)))]
@@ -63,15 +71,22 @@ pub async fn list(
     let mut problems = Problems::new();
     let page = paging.read(&mut problems);
     let filter = Filter {
-        status: set_filter(&mut problems, "status", q.status.as_deref(), ALERT_STATUSES),
+        status: set_filter(
+            &mut problems,
+            "status",
+            q.status.as_deref(),
+            ALERT_STATUS_FILTERS,
+        ),
         kind: set_filter(&mut problems, "type", q.kind.as_deref(), ALERT_TYPES),
         property_id: id_filter(&mut problems, "propertyId", q.property_id.as_deref()),
         item_id: id_filter(&mut problems, "itemId", q.item_id.as_deref()),
     };
+    let sort =
+        set_filter(&mut problems, "sort", q.sort.as_deref(), ALERT_SORTS).unwrap_or("NEWEST");
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
     Ok(JsonPageAnswer::new(
-        alerts::list(&mut conn, &filter, page).await?,
+        alerts::list(&mut conn, &filter, sort, page).await?,
         page,
     ))
 }

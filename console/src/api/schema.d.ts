@@ -1150,7 +1150,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Alerts, newest first. */
+        /** Alerts, newest first or by severity. */
         get: operations["inventory_alerts_list"];
         put?: never;
         post?: never;
@@ -13232,7 +13232,8 @@ export interface operations {
                 page?: number;
                 /** @description Page size from 1 to 100 (default 20). */
                 limit?: number;
-                status?: "ACTIVE" | "ACKNOWLEDGED" | "RESOLVED";
+                status?: "ACTIVE" | "ACKNOWLEDGED" | "RESOLVED" | "OPEN";
+                sort?: "NEWEST" | "SEVERITY";
                 type?: "LOW_STOCK" | "CONDITION" | "EXPIRY";
                 propertyId?: string;
                 itemId?: string;

@@ -181,6 +181,7 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<serde_json::Value>
 
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
+    /// A status, or `OPEN` for ACTIVE and ACKNOWLEDGED.
     pub status: Option<&'static str>,
     pub kind: Option<&'static str>,
     pub property_id: Option<Uuid>,
@@ -190,8 +191,14 @@ pub struct Filter {
 impl Filter {
     fn push_conditions(&self, sql: &mut QueryBuilder<Postgres>) {
         sql.push(" WHERE true");
-        if let Some(status) = self.status {
-            sql.push(" AND a.status = ").push_bind(status);
+        match self.status {
+            Some("OPEN") => {
+                sql.push(" AND a.status IN ('ACTIVE', 'ACKNOWLEDGED')");
+            }
+            Some(status) => {
+                sql.push(" AND a.status = ").push_bind(status);
+            }
+            None => {}
         }
         if let Some(kind) = self.kind {
             sql.push(" AND a.type = ").push_bind(kind);
@@ -205,13 +212,23 @@ impl Filter {
     }
 }
 
-/// A page of alerts, newest first.
-pub async fn list(conn: &mut PgConnection, f: &Filter, page: PageRequest) -> Result<JsonPage> {
+/// A page of alerts, newest first, or by severity (`sort` is one of `ALERT_SORTS`): CRITICAL
+/// first, then the newest within a severity.
+pub async fn list(
+    conn: &mut PgConnection,
+    f: &Filter,
+    sort: &str,
+    page: PageRequest,
+) -> Result<JsonPage> {
+    let order = match sort {
+        "SEVERITY" => "(a.severity = 'CRITICAL') DESC, a.created_at DESC, a.id DESC",
+        _ => "a.created_at DESC, a.id DESC",
+    };
     let list = ListSql {
         count_from: " FROM inventory_alerts a JOIN inventory_items i ON i.id = a.item_id",
         item: alert_view!(),
         from: alert_from!(),
-        order: "a.created_at DESC, a.id DESC",
+        order,
     };
     json_page(conn, &list, page, |sql| f.push_conditions(sql)).await
 }

@@ -69,6 +69,11 @@ pub const TRANSFER_STATUSES: &[&str] = &[
 
 pub const ALERT_TYPES: &[&str] = &["LOW_STOCK", "CONDITION", "EXPIRY"];
 pub const ALERT_STATUSES: &[&str] = &["ACTIVE", "ACKNOWLEDGED", "RESOLVED"];
+/// What the alert list's `status` filter takes: a status, or `OPEN` (ACTIVE or ACKNOWLEDGED).
+pub const ALERT_STATUS_FILTERS: &[&str] = &["ACTIVE", "ACKNOWLEDGED", "RESOLVED", "OPEN"];
+/// The alert list's orders: `NEWEST` first (the default) or by `SEVERITY` (CRITICAL first, then
+/// the newest within a severity).
+pub const ALERT_SORTS: &[&str] = &["NEWEST", "SEVERITY"];
 pub const ALERT_SEVERITIES: &[&str] = &["WARNING", "CRITICAL"];
 /// What a person did about an alert; the platform's own resolution is `AUTO_RESOLVED`.
 pub const RESOLUTION_ACTIONS: &[&str] = &[

@@ -47,7 +47,12 @@ async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool
     let app = TestApp::spawn_with(pool, with_console(built_console(), None)).await;
 
     // The app's own paths (its router reads them) all answer index.html, never cached.
-    for path in ["/console", "/console/", "/console/work-orders/42", "/console/exports?x=1"] {
+    for path in [
+        "/console",
+        "/console/",
+        "/console/work-orders/42",
+        "/console/exports?x=1",
+    ] {
         let res = app.get_anonymous(path).await;
         assert_eq!(res.status(), 200, "{path}");
         assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-cache", "{path}");
@@ -56,9 +61,17 @@ async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool
         assert!(csp.contains("script-src 'self';"), "{csp}");
         assert!(csp.contains("style-src 'self';"), "{csp}");
         assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
-        assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "{csp}");
+        assert!(
+            !csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"),
+            "{csp}"
+        );
         assert_eq!(header_of(&res, header::X_CONTENT_TYPE_OPTIONS), "nosniff");
-        assert!(res.text().await.unwrap().contains("/console/assets/index-Ab12.js"));
+        assert!(
+            res.text()
+                .await
+                .unwrap()
+                .contains("/console/assets/index-Ab12.js")
+        );
     }
 
     // Content-hashed assets are cached for good, gzip-encoded for a client that takes it.
@@ -88,7 +101,11 @@ async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool
         .send()
         .await
         .unwrap();
-    assert_eq!(header_of(&res, header::CONTENT_ENCODING), "", "q=0 refuses gzip");
+    assert_eq!(
+        header_of(&res, header::CONTENT_ENCODING),
+        "",
+        "q=0 refuses gzip"
+    );
     let res = app.get_anonymous("/console/assets/index-Cd34.css").await;
     assert!(header_of(&res, header::CONTENT_TYPE).starts_with("text/css"));
 
@@ -116,7 +133,10 @@ async fn tells_the_console_how_to_sign_in(pool: PgPool) {
     let config: Value = res.json().await.unwrap();
     assert_eq!(config["signIn"], "token");
     assert_eq!(config["oidc"], Value::Null);
-    assert_eq!(config["businessTimeZone"], app.core.business_time_zone.name());
+    assert_eq!(
+        config["businessTimeZone"],
+        app.core.business_time_zone.name()
+    );
     assert_eq!(config["rolesClaim"], "roles");
 
     // With one: its issuer and client, and the CSP lets the console reach its origin only.
@@ -157,7 +177,10 @@ async fn a_console_not_built_says_how_to_build_it(pool: PgPool) {
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("scripts/console-build"), "{body}");
     // Its configuration is still there: it does not depend on the files.
-    assert_eq!(app.get_anonymous("/console/config.json").await.status(), 200);
+    assert_eq!(
+        app.get_anonymous("/console/config.json").await.status(),
+        200
+    );
 }
 
 fn dev_app_options() -> TestAppOptions {
@@ -216,9 +239,15 @@ async fn development_signs_in_by_role_and_me_lists_what_the_role_may_do(pool: Pg
     assert_eq!(manager["roles"], json!(["manager"]));
     let may = operations(&manager);
     assert!(may.contains(&"POST /reporting/sync/trigger"), "{may:?}");
-    assert!(may.contains(&"PATCH /maintenance/work-orders/{id}"), "{may:?}");
+    assert!(
+        may.contains(&"PATCH /maintenance/work-orders/{id}"),
+        "{may:?}"
+    );
     assert!(may.contains(&"GET /me"), "{may:?}");
-    assert!(!may.contains(&"GET /admin/queues"), "operators only: {may:?}");
+    assert!(
+        !may.contains(&"GET /admin/queues"),
+        "operators only: {may:?}"
+    );
     let mut sorted = may.clone();
     sorted.sort();
     assert_eq!(may, sorted);
@@ -230,7 +259,10 @@ async fn development_signs_in_by_role_and_me_lists_what_the_role_may_do(pool: Pg
     // An export only reads (auth::permissions::READS): a viewer may request one.
     assert!(may.contains(&"POST /reporting/export"), "{may:?}");
     assert!(!may.contains(&"POST /reporting/sync/trigger"), "{may:?}");
-    assert!(!may.contains(&"PATCH /maintenance/work-orders/{id}"), "{may:?}");
+    assert!(
+        !may.contains(&"PATCH /maintenance/work-orders/{id}"),
+        "{may:?}"
+    );
 
     // A role the platform does not know, or a body that is not one, is the caller's mistake.
     let (status, body) = dev_token(&app, json!({"role": "owner"})).await;
@@ -247,7 +279,10 @@ async fn development_signs_in_by_role_and_me_lists_what_the_role_may_do(pool: Pg
 async fn production_has_no_development_sign_in(pool: PgPool) {
     let app = TestApp::spawn(pool).await;
     let (status, _) = dev_token(&app, json!({"role": "admin"})).await;
-    assert_eq!(status, 401, "an unmounted route asks for a token like any unknown route");
+    assert_eq!(
+        status, 401,
+        "an unmounted route asks for a token like any unknown route"
+    );
     let res = app
         .http
         .post(app.url("/dev/token"))

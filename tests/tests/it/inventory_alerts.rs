@@ -362,7 +362,7 @@ async fn people_acknowledge_and_resolve_alerts_and_the_refused_moves_are_409(poo
     let (_, page) = get(&app, "/inventory/alerts", "viewer").await;
     assert_eq!(page["data"][0]["item"]["sku"], "PLATE");
     for (query, field) in [
-        ("status=OPEN", "status"),
+        ("status=CLOSED", "status"),
         ("type=RUST", "type"),
         ("propertyId=1", "propertyId"),
         ("limit=500", "limit"),
@@ -1049,4 +1049,82 @@ async fn report_periods_and_date_filters_are_the_company_s_days(pool: PgPool) {
         .await;
         assert_eq!(page["pagination"]["total"], listed, "{day}: {page}");
     }
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn the_open_alerts_list_by_severity_in_one_request(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let _worker = app.worker(registry());
+    let villa = create_villa(&app, "Villa Severity").await;
+    let store = location(&app, villa, "Store", None).await;
+    // Raised in this order: a WARNING, a CRITICAL (nothing left), another WARNING.
+    let mut ids = Vec::new();
+    for (sku, quantity) in [("TOWEL", 2), ("SOAP", 0), ("CUP", 1)] {
+        let made = item(
+            &app,
+            villa,
+            &store,
+            sku,
+            json!({"quantity": quantity, "minStock": 5, "category": "TABLEWARE"}),
+        )
+        .await;
+        let id = made["id"].as_str().unwrap().to_owned();
+        alerts_of(&app, &id, Some("ACTIVE"), 1).await;
+        ids.push(id);
+    }
+    // One acknowledged and one resolved: OPEN keeps the first and drops the second.
+    let towel = alerts_of(&app, &ids[0], None, 1).await.remove(0);
+    let (status, _) = post(
+        &app,
+        &format!(
+            "/inventory/alerts/{}/acknowledge",
+            towel["id"].as_str().unwrap()
+        ),
+        "staff",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let cup = alerts_of(&app, &ids[2], None, 1).await.remove(0);
+    resolve(&app, &cup, "REORDERED").await;
+
+    let (status, page) = get(
+        &app,
+        "/inventory/alerts?status=OPEN&sort=severity",
+        "viewer",
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    let listed: Vec<(&str, &str, &str)> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["itemId"].as_str().unwrap(),
+                a["severity"].as_str().unwrap(),
+                a["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (ids[1].as_str(), "CRITICAL", "ACTIVE"),
+            (ids[0].as_str(), "WARNING", "ACKNOWLEDGED"),
+        ]
+    );
+    assert_eq!(page["pagination"]["total"], 2, "{page}");
+    // Newest first stays the default.
+    let (_, page) = get(&app, "/inventory/alerts", "viewer").await;
+    let newest: Vec<&str> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["itemId"].as_str().unwrap())
+        .collect();
+    assert_eq!(newest, [ids[2].as_str(), ids[1].as_str(), ids[0].as_str()]);
+    let (status, answer) = get(&app, "/inventory/alerts?sort=loudest", "viewer").await;
+    assert_eq!(status, 400);
+    assert_eq!(bad_fields(&answer), ["sort"]);
 }
