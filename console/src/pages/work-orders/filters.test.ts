@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { apiQuery, filterQuery, isFiltered, pageCount, parseFilters, PAGE_SIZE } from "./filters";
+import { toQuery } from "./query";
+
+const villa = "01a2234a-8277-72ca-aea1-1146095842d8";
+
+describe("parseFilters", () => {
+  it("reads the filters the API knows, in any letter case", () => {
+    const f = parseFilters(new URLSearchParams(`status=open&villaId=${villa}&category=CLEANING&source=turnover&page=3`));
+    expect(f).toEqual({ status: "OPEN", villaId: villa, category: "CLEANING", source: "TURNOVER", priority: undefined, page: 3 });
+    expect(isFiltered(f)).toBe(true);
+  });
+
+  it("leaves out what the API would refuse", () => {
+    const f = parseFilters(new URLSearchParams("status=DONE&villaId=abc&category=x&page=0"));
+    expect(f).toEqual({ page: 1, status: undefined, villaId: undefined, category: undefined, source: undefined, priority: undefined });
+    expect(isFiltered(f)).toBe(false);
+    expect(parseFilters(new URLSearchParams("page=2.5")).page).toBe(1);
+  });
+});
+
+describe("queries", () => {
+  it("writes the URL query in a fixed order, without empty values or page 1", () => {
+    expect(toQuery(filterQuery({ page: 1, villaId: villa, status: "OPEN" }))).toBe(`?status=OPEN&villaId=${villa}`);
+    expect(toQuery(filterQuery({ page: 2 }))).toBe("?page=2");
+    expect(toQuery(filterQuery({ page: 1 }))).toBe("");
+  });
+
+  it("asks the API for one page of the filtered list", () => {
+    expect(apiQuery({ page: 2, source: "INSPECTION" })).toEqual({ page: 2, limit: PAGE_SIZE, source: "INSPECTION" });
+  });
+
+  it("counts pages", () => {
+    expect(pageCount(0)).toBe(1);
+    expect(pageCount(20)).toBe(1);
+    expect(pageCount(21)).toBe(2);
+  });
+});

@@ -1,0 +1,86 @@
+// The work-order list's filters, read from and written to the URL's query
+// (`?status=OPEN&villaId=...&page=2`): what the API's list route filters on.
+import type { operations } from "../../api/schema";
+import {
+  CATEGORY_LABELS,
+  PRIORITY_LABELS,
+  SOURCE_LABELS,
+  STATUS_LABELS,
+  type Priority,
+  type WorkOrderCategory,
+  type WorkOrderSource,
+  type WorkOrderStatus,
+} from "./labels";
+
+export type ListQuery = NonNullable<operations["maintenance_work_orders_list"]["parameters"]["query"]>;
+
+export interface Filters {
+  status?: WorkOrderStatus;
+  villaId?: string;
+  category?: WorkOrderCategory;
+  source?: WorkOrderSource;
+  priority?: Priority;
+  page: number;
+}
+
+/** Rows per page: the API's default page size. */
+export const PAGE_SIZE = 20;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function oneOf<K extends string>(labels: Record<K, string>, value: string | null): K | undefined {
+  if (!value) return undefined;
+  const upper = value.toUpperCase();
+  return Object.hasOwn(labels, upper) ? (upper as K) : undefined;
+}
+
+/**
+ * The filters a query string asks for. A value the API would refuse (an
+ * unknown status, a malformed villa id, page 0) is left out rather than
+ * turned into an error page: the list then shows what it can.
+ */
+export function parseFilters(params: URLSearchParams): Filters {
+  const villaId = params.get("villaId") ?? undefined;
+  const page = Number(params.get("page"));
+  return {
+    status: oneOf(STATUS_LABELS, params.get("status")),
+    villaId: villaId && UUID.test(villaId) ? villaId.toLowerCase() : undefined,
+    category: oneOf(CATEGORY_LABELS, params.get("category")),
+    source: oneOf(SOURCE_LABELS, params.get("source")),
+    priority: oneOf(PRIORITY_LABELS, params.get("priority")),
+    page: Number.isInteger(page) && page >= 1 ? page : 1,
+  };
+}
+
+/** The URL query's values for `filters` (page 1 left out), in a fixed order. */
+export function filterQuery(filters: Filters): Record<string, string | number | undefined> {
+  return {
+    status: filters.status,
+    villaId: filters.villaId,
+    category: filters.category,
+    source: filters.source,
+    priority: filters.priority,
+    page: filters.page > 1 ? filters.page : undefined,
+  };
+}
+
+/** The API list request's query for `filters`. */
+export function apiQuery(filters: Filters): ListQuery {
+  const query: ListQuery = { page: filters.page, limit: PAGE_SIZE };
+  if (filters.status) query.status = filters.status;
+  if (filters.villaId) query.villaId = filters.villaId;
+  if (filters.category) query.category = filters.category;
+  if (filters.source) query.source = filters.source;
+  if (filters.priority) query.priority = filters.priority;
+  return query;
+}
+
+/** How many pages `total` rows make (at least one, so "page 1 of 1" reads right). */
+export function pageCount(total: number, limit = PAGE_SIZE): number {
+  return Math.max(1, Math.ceil(total / limit));
+}
+
+/** Whether any filter narrows the list (for the "clear filters" control and the empty message). */
+export function isFiltered(filters: Filters): boolean {
+  return Boolean(filters.status || filters.villaId || filters.category || filters.source || filters.priority);
+}
