@@ -328,14 +328,23 @@ crate::computed_schema!(
                 "description": "One entry per listing in scope over the whole period, highest occupancy first, then by name.",
                 "items": {
                     "type": "object",
-                    "required": ["listingId", "name", "occupancy"],
+                    "required": ["listingId", "name", "occupancy", "nightly"],
                     "properties": {
                         "listingId": {"type": "string", "format": "uuid"},
                         "pmsId": {"type": "integer"},
                         "name": {"type": "string"},
                         "occupancy": {"type": "number", "minimum": 0},
                         "bookedNights": {"type": "integer", "minimum": 0},
-                        "availableNights": {"type": "integer", "minimum": 0}
+                        "availableNights": {"type": "integer", "minimum": 0},
+                        "nightly": {
+                            "type": "object",
+                            "description": "The listing night by night (a heat map of listings × nights): one figure per night of `calendar`, in its order. A night is available (1) while the listing is active and booked (1) when a stay covers it.",
+                            "required": ["bookedNights", "availableNights"],
+                            "properties": {
+                                "bookedNights": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                                "availableNights": {"type": "array", "items": {"type": "integer", "minimum": 0}}
+                            }
+                        }
                     }
                 }
             }

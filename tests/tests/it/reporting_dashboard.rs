@@ -1212,6 +1212,33 @@ async fn occupancy_has_every_night_and_the_busiest_listing_first(pool: PgPool) {
             ),
         ]
     );
+    // Each listing night by night: A booked on 1–3 and 10–14, blocked on 20–24; C on 10–12 and
+    // 20–21. The nights of the listings add up to the calendar's.
+    let nightly = |i: usize, field: &str| -> Vec<i64> {
+        by_property[i]["nightly"][field]
+            .as_array()
+            .unwrap_or_else(|| panic!("no nightly {field} in {}", by_property[i]))
+            .iter()
+            .map(|n| n.as_i64().unwrap())
+            .collect()
+    };
+    let nights_of = |ranges: &[(usize, usize)]| -> Vec<i64> {
+        (1..=31)
+            .map(|day| i64::from(ranges.iter().any(|&(a, b)| (a..=b).contains(&day))))
+            .collect()
+    };
+    assert_eq!(nightly(0, "bookedNights"), nights_of(&[(1, 3), (10, 14)]));
+    assert_eq!(
+        nightly(0, "availableNights"),
+        nights_of(&[(1, 19), (25, 31)])
+    );
+    assert_eq!(nightly(2, "bookedNights"), nights_of(&[(10, 12), (20, 21)]));
+    for (night, entry) in calendar.iter().enumerate() {
+        for field in ["bookedNights", "availableNights"] {
+            let sum: i64 = (0..3).map(|i| nightly(i, field)[night]).sum();
+            assert_eq!(entry[field].as_i64(), Some(sum), "{field} of {entry}");
+        }
+    }
 
     // D alone: one listing a night, #11 on 3–5 March: 100 % those nights; 3 of 31 = 9.68.
     let (status, body) = get(

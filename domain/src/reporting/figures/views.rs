@@ -139,6 +139,20 @@ pub async fn occupancy(conn: &mut PgConnection, scope: &Scope, period: Period) -
             })
         })
         .collect();
+    // Each listing night by night (the heat map of listings × nights): two figures per night,
+    // in `calendar`'s order, rather than an object per night (a year of 40 listings stays small).
+    let mut nightly: std::collections::HashMap<uuid::Uuid, (Vec<i64>, Vec<i64>)> =
+        std::collections::HashMap::new();
+    for row in figures(conn, scope, &nights, &currency, true).await? {
+        let Some(listing) = row.listing else { continue };
+        let (booked, available) = nightly
+            .entry(listing.id)
+            .or_insert_with(|| (vec![0; nights.len()], vec![0; nights.len()]));
+        if let (Some(b), Some(a)) = (booked.get_mut(row.bucket), available.get_mut(row.bucket)) {
+            *b = row.figures.booked_nights;
+            *a = row.figures.available_nights();
+        }
+    }
     let mut listings = figures(conn, scope, &Buckets::whole(period), &currency, true).await?;
     // Stable: equal occupancies stay in the statement's order, by name.
     listings.sort_by_key(|row| std::cmp::Reverse(row.figures.occupancy()));
@@ -146,6 +160,9 @@ pub async fn occupancy(conn: &mut PgConnection, scope: &Scope, period: Period) -
         .into_iter()
         .filter_map(|row| {
             let listing = row.listing?;
+            let (booked, available) = nightly
+                .remove(&listing.id)
+                .unwrap_or_else(|| (vec![0; nights.len()], vec![0; nights.len()]));
             Some(json!({
                 "listingId": listing.id,
                 "pmsId": listing.pms_id,
@@ -153,6 +170,7 @@ pub async fn occupancy(conn: &mut PgConnection, scope: &Scope, period: Period) -
                 "occupancy": number(row.figures.occupancy()),
                 "bookedNights": row.figures.booked_nights,
                 "availableNights": row.figures.available_nights(),
+                "nightly": {"bookedNights": booked, "availableNights": available},
             }))
         })
         .collect();
