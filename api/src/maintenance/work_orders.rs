@@ -18,6 +18,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use super::{id_filter, set_filter};
+use crate::query::date_filter;
 use crate::{
     auth::{CurrentUser, permissions},
     error::{AppError, retry_transient},
@@ -54,6 +55,12 @@ pub struct WorkOrderQuery {
     /// The task rule that generated it.
     #[param(value_type = Option<Uuid>)]
     task_rule_id: Option<String>,
+    /// Due on or after this day (inclusive; the company's day, `BUSINESS_TIME_ZONE`).
+    #[param(value_type = Option<chrono::NaiveDate>)]
+    due_from: Option<String>,
+    /// Due on or before this day (inclusive; the company's day).
+    #[param(value_type = Option<chrono::NaiveDate>)]
+    due_to: Option<String>,
 }
 
 /// Work orders, newest first, with the filters given.
@@ -82,7 +89,15 @@ pub async fn list(
         source: set_filter(&mut problems, "source", q.source.as_deref(), SOURCES),
         reservation_id: id_filter(&mut problems, "reservationId", q.reservation_id.as_deref()),
         task_rule_id: id_filter(&mut problems, "taskRuleId", q.task_rule_id.as_deref()),
+        due_from: date_filter(&mut problems, "dueFrom", q.due_from.as_deref()),
+        due_to: date_filter(&mut problems, "dueTo", q.due_to.as_deref()),
+        zone: state.core.business_time_zone,
     };
+    if let (Some(from), Some(to)) = (filter.due_from, filter.due_to)
+        && to < from
+    {
+        problems.push("dueTo", "out_of_range", "must not be before dueFrom");
+    }
     problems.finish()?;
     let mut conn = state.pool.acquire().await?;
     let found = work_orders::list(&mut conn, &filter, page).await?;
@@ -210,7 +225,7 @@ pub async fn update(
 
 crate::computed_schema!(
     /// Who takes the work order: a staff member (TECHNICIAN) or a vendor (VENDOR).
-    AssignmentBody => json!({
+    WorkOrderAssignment => json!({
         "type": "object",
         "required": ["assigneeId", "assigneeType"],
         "properties": {
@@ -225,7 +240,7 @@ crate::computed_schema!(
 /// ASSIGNED, one in another open state keeps its state and changes hands, a COMPLETED or
 /// CANCELLED one is 409. The assignee must exist (404 `STAFF_NOT_FOUND` / `VENDOR_NOT_FOUND`).
 #[utoipa::path(post, operation_id = "maintenance_work_orders_assign", path = "/maintenance/work-orders/{id}/assign", tag = "maintenance",
-    params(("id" = Uuid, Path)), request_body = AssignmentBody,
+    params(("id" = Uuid, Path)), request_body = WorkOrderAssignment,
     responses((status = 200, body = views::WorkOrderDetail),
         (status = 404, description = "No such work order, staff member or vendor"),
         (status = 409, description = "The work order is COMPLETED or CANCELLED")))]

@@ -27,6 +27,40 @@ pub struct Me {
     /// cancel): its answer says so.
     #[schema(example = json!(["GET /reporting/dashboard/metrics", "POST /reporting/export"]))]
     operations: Vec<String>,
+    /// What the roles grant in each area, for decisions a route alone does not show (cancelling a
+    /// work order is a status change that needs `manage` in `maintenance`).
+    permissions: Permissions,
+}
+
+/// The accesses (`read`, `write`, `delete`, `manage`) granted per area.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Permissions {
+    /// Villas, owners, staff, documents, photos (`/management`).
+    villas: Vec<&'static str>,
+    /// The onboarding wizard (`/api`).
+    onboarding: Vec<&'static str>,
+    maintenance: Vec<&'static str>,
+    inventory: Vec<&'static str>,
+    reporting: Vec<&'static str>,
+    /// Operators' routes (`/admin`, `/api/docs`).
+    platform: Vec<&'static str>,
+}
+
+fn granted(roles: &[permissions::Role], area: permissions::Area) -> Vec<&'static str> {
+    use permissions::Access;
+    [
+        (Access::Read, "read"),
+        (Access::Write, "write"),
+        (Access::Delete, "delete"),
+        (Access::Manage, "manage"),
+    ]
+    .into_iter()
+    .filter(|&(access, _)| {
+        permissions::allows(roles, permissions::Requirement::Permission(area, access))
+    })
+    .map(|(_, name)| name)
+    .collect()
 }
 
 /// The caller and what their roles allow.
@@ -44,9 +78,19 @@ pub async fn me(user: CurrentUser, Extension(catalog): Extension<RouteCatalog>) 
         .collect();
     operations.sort();
     operations.dedup();
+    use permissions::Area;
+    let roles = &user.roles;
     Json(Me {
+        permissions: Permissions {
+            villas: granted(roles, Area::Villas),
+            onboarding: granted(roles, Area::Onboarding),
+            maintenance: granted(roles, Area::Maintenance),
+            inventory: granted(roles, Area::Inventory),
+            reporting: granted(roles, Area::Reporting),
+            platform: granted(roles, Area::Platform),
+        },
         subject: user.subject,
-        roles: user.roles.iter().map(|r| r.as_str()).collect(),
+        roles: roles.iter().map(|r| r.as_str()).collect(),
         operations,
     })
 }

@@ -3976,6 +3976,11 @@ export interface components {
                 /** Format: uuid */
                 listingId: string;
                 name: string;
+                /** @description The listing night by night (a heat map of listings × nights): one figure per night of `calendar`, in its order. A night is available (1) while the listing is active and booked (1) when a stay covers it. */
+                nightly: {
+                    availableNights: number[];
+                    bookedNights: number[];
+                };
                 occupancy: number;
                 pmsId?: number;
             }[];
@@ -5073,6 +5078,11 @@ export interface components {
              *     ]
              */
             operations: string[];
+            /**
+             * @description What the roles grant in each area, for decisions a route alone does not show (cancelling a
+             *     work order is a status change that needs `manage` in `maintenance`).
+             */
+            permissions: components["schemas"]["Permissions"];
             /**
              * @description The roles the token grants that the API knows (`admin`, `manager`, `staff`, `viewer`).
              * @example [
@@ -6369,6 +6379,18 @@ export interface components {
             page: number;
             /** Format: int64 */
             total: number;
+        };
+        /** @description The accesses (`read`, `write`, `delete`, `manage`) granted per area. */
+        Permissions: {
+            inventory: string[];
+            maintenance: string[];
+            /** @description The onboarding wizard (`/api`). */
+            onboarding: string[];
+            /** @description Operators' routes (`/admin`, `/api/docs`). */
+            platform: string[];
+            reporting: string[];
+            /** @description Villas, owners, staff, documents, photos (`/management`). */
+            villas: string[];
         };
         /**
          * @description Photo categories: lowercase in requests, uppercase in responses and the database.
@@ -7935,6 +7957,17 @@ export interface components {
         };
         /** @enum {string} */
         WarrantyStatus: "ACTIVE" | "EXPIRED" | "NONE";
+        WorkOrderAssignment: {
+            /** Format: uuid */
+            assigneeId: string;
+            /** @enum {string} */
+            assigneeType: "TECHNICIAN" | "VENDOR";
+            /**
+             * Format: date-time
+             * @description RFC 3339
+             */
+            dueDate?: string | null;
+        };
         WorkOrderCreate: {
             /** Format: uuid */
             assetId?: string | null;
@@ -17407,6 +17440,10 @@ export interface operations {
                 reservationId?: string;
                 /** @description The task rule that generated it. */
                 taskRuleId?: string;
+                /** @description Due on or after this day (inclusive; the company's day, `BUSINESS_TIME_ZONE`). */
+                dueFrom?: string;
+                /** @description Due on or before this day (inclusive; the company's day). */
+                dueTo?: string;
             };
             header?: never;
             path?: never;
@@ -17724,7 +17761,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AssignmentBody"];
+                "application/json": components["schemas"]["WorkOrderAssignment"];
             };
         };
         responses: {

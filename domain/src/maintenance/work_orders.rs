@@ -368,6 +368,11 @@ pub struct Filter {
     pub source: Option<&'static str>,
     pub reservation_id: Option<Uuid>,
     pub task_rule_id: Option<Uuid>,
+    /// Due on or after this day, and on or before `due_to` (the company's days in `zone`); a work
+    /// order without a due date matches neither.
+    pub due_from: Option<chrono::NaiveDate>,
+    pub due_to: Option<chrono::NaiveDate>,
+    pub zone: crate::clock::BusinessZone,
 }
 
 // A work order row's (alias `w`) assignee: `{id, name, type}`, or null. The housekeeping board
@@ -437,6 +442,20 @@ impl Filter {
         }
         if let Some(task_rule_id) = self.task_rule_id {
             sql.push(" AND w.task_rule_id = ").push_bind(task_rule_id);
+        }
+        if let Some(from) = self.due_from {
+            sql.push(" AND w.due_date >= ")
+                .push_bind(from)
+                .push("::date::timestamp AT TIME ZONE ")
+                .push_bind(self.zone.name())
+                .push("::text");
+        }
+        if let Some(to) = self.due_to {
+            sql.push(" AND w.due_date < (")
+                .push_bind(to)
+                .push("::date + 1)::timestamp AT TIME ZONE ")
+                .push_bind(self.zone.name())
+                .push("::text");
         }
     }
 }

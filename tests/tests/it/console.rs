@@ -251,6 +251,11 @@ async fn development_signs_in_by_role_and_me_lists_what_the_role_may_do(pool: Pg
     let mut sorted = may.clone();
     sorted.sort();
     assert_eq!(may, sorted);
+    assert_eq!(
+        manager["permissions"]["maintenance"],
+        json!(["read", "write", "delete", "manage"])
+    );
+    assert_eq!(manager["permissions"]["platform"], json!([]));
 
     let (_, viewer) = dev_token(&app, json!({"role": "Viewer"})).await;
     let viewer = me(&app, viewer["accessToken"].as_str().unwrap()).await;
@@ -297,4 +302,6 @@ async fn production_has_no_development_sign_in(pool: PgPool) {
     assert_eq!(res.status(), 200);
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["roles"], json!(["staff"]));
+    // Staff do field work but decide nothing above it (they cannot cancel a work order).
+    assert_eq!(body["permissions"]["maintenance"], json!(["read", "write"]));
 }

@@ -1578,3 +1578,66 @@ async fn timesheets_use_the_business_day_and_one_budget_per_person(pool: PgPool)
     assert_eq!(body["pagination"]["total"], 2);
     assert_eq!(body["totalHours"], json!(24.0));
 }
+
+/// `dueFrom` and `dueTo` are the company's days: a work order due at 01:00 in Makassar on the 2nd
+/// (17:00 UTC on the 1st) is due on the 2nd.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn work_orders_filter_by_due_day_in_the_company_s_zone(pool: PgPool) {
+    let app = TestApp::spawn_with(
+        pool,
+        tests::TestAppOptions {
+            business_time_zone: "Asia/Makassar".parse().unwrap(),
+            ..Default::default()
+        },
+    )
+    .await;
+    let villa = create_villa(&app, "Villa Due").await;
+    for (title, due) in [
+        ("late on the 1st", Some("2026-12-01T15:30:00Z")),
+        ("early on the 2nd", Some("2026-12-01T17:00:00Z")),
+        ("on the 3rd", Some("2026-12-03T04:00:00Z")),
+        ("no due date", None),
+    ] {
+        let mut body =
+            json!({"title": title, "villaId": villa, "category": "PLUMBING", "priority": "LOW"});
+        if let Some(due) = due {
+            body["dueDate"] = json!(due);
+        }
+        let (status, created) = post(&app, "/maintenance/work-orders", "staff", body).await;
+        assert_eq!(status, 201, "{created}");
+    }
+    let listed = |query: &'static str| {
+        let app = &app;
+        async move {
+            let (status, page) =
+                get(app, &format!("/maintenance/work-orders?{query}"), "viewer").await;
+            assert_eq!(status, 200, "{query}: {page}");
+            let mut found: Vec<String> = page["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w["title"].as_str().unwrap().to_owned())
+                .collect();
+            found.sort();
+            found
+        }
+    };
+    assert_eq!(
+        listed("dueFrom=2026-12-02&dueTo=2026-12-02").await,
+        ["early on the 2nd"]
+    );
+    assert_eq!(listed("dueTo=2026-12-01").await, ["late on the 1st"]);
+    assert_eq!(
+        listed("dueFrom=2026-12-02").await,
+        ["early on the 2nd", "on the 3rd"]
+    );
+    for (query, field) in [
+        ("dueFrom=2026-13-01", "dueFrom"),
+        ("dueFrom=2026-12-03&dueTo=2026-12-02", "dueTo"),
+    ] {
+        let (status, body) =
+            get(&app, &format!("/maintenance/work-orders?{query}"), "viewer").await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert_eq!(bad_fields(&body), [field], "{query}");
+    }
+}
