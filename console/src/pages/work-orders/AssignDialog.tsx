@@ -35,10 +35,9 @@ export function staffChoices(staff: Staff[], villaId: string, locale?: string) {
   return { team, others };
 }
 
-/** The assign route's body. The API description names the villa-team body here (a schema name
- * shared by two routes), so the type is asserted: the fields are the assign route's. */
-function assignBody(assigneeId: string) {
-  return { assigneeId, assigneeType: "TECHNICIAN" } as unknown as components["schemas"]["AssignmentBody"];
+/** The assign route's body: a staff member takes the work as its technician. */
+function assignBody(assigneeId: string): components["schemas"]["WorkOrderAssignment"] {
+  return { assigneeId, assigneeType: "TECHNICIAN" };
 }
 
 export function AssignDialog({
