@@ -155,13 +155,15 @@ fn refuse(message: &str) -> Response {
 }
 
 /// Checks a request at the authorization endpoint: `Err` is the answer to give instead.
-fn check(idp: &Provider, req: &AuthorizeRequest) -> Result<(String, String), Response> {
+fn check(idp: &Provider, req: &AuthorizeRequest) -> Result<(String, String), Box<Response>> {
     if req.client_id.as_deref() != Some(idp.settings.client_id.as_str()) {
-        return Err(refuse("unknown client_id"));
+        return Err(Box::new(refuse("unknown client_id")));
     }
     let redirect = req.redirect_uri.clone().unwrap_or_default();
     if !idp.settings.redirect_uris.contains(&redirect) {
-        return Err(refuse("redirect_uri is not registered for this client"));
+        return Err(Box::new(refuse(
+            "redirect_uri is not registered for this client",
+        )));
     }
     let back_with = |error: &str, description: &str| {
         let mut url = format!(
@@ -171,7 +173,7 @@ fn check(idp: &Provider, req: &AuthorizeRequest) -> Result<(String, String), Res
         if let Some(state) = &req.state {
             url.push_str(&format!("&state={}", urlencode(state)));
         }
-        Redirect::to(&url).into_response()
+        Box::new(Redirect::to(&url).into_response())
     };
     if req.response_type.as_deref() != Some("code") {
         return Err(back_with(
@@ -209,7 +211,7 @@ async fn authorize_page(
     Query(req): Query<AuthorizeRequest>,
 ) -> Response {
     if let Err(answer) = check(&idp, &req) {
-        return answer;
+        return *answer;
     }
     let hidden: String = [
         ("response_type", &req.response_type),
@@ -251,7 +253,7 @@ async fn authorize_submit(
 ) -> Response {
     let (redirect, challenge) = match check(&idp, &req) {
         Ok(checked) => checked,
-        Err(answer) => return answer,
+        Err(answer) => return *answer,
     };
     let Some(&(subject, _, role)) = USERS
         .iter()
