@@ -205,7 +205,16 @@ fn problem(answer: &(u16, Value), status: u16, code: &str) -> String {
     assert_eq!(*actual, status, "{body}");
     assert_error_shape("reporting", body, status, code);
     assert!(body["error"]["retryAfter"].is_null(), "{body}");
-    body["error"]["message"].as_str().unwrap().to_owned()
+    // Each bad field one by one too, each named in the message.
+    let message = body["error"]["message"].as_str().unwrap().to_owned();
+    for field in body["error"]["fields"].as_array().unwrap() {
+        let name = field["field"].as_str().unwrap();
+        assert!(message.contains(name), "{name} not in {message}");
+    }
+    if code != "VALIDATION_ERROR" {
+        assert_eq!(body["error"]["fields"], serde_json::json!([]), "{body}");
+    }
+    message
 }
 
 /// A JSON number as a decimal (money and percentages are JSON numbers).
@@ -366,6 +375,16 @@ async fn listings_are_paged_ordered_by_name_and_filtered(pool: PgPool) {
         let message = problem(&answer, 400, "VALIDATION_ERROR");
         assert!(message.contains(field), "{query}: {message}");
     }
+    // Several at once: the message names each, and `fields` lists each with its own words.
+    let answer = get(&app, "/reporting/listings?limit=0&page=0", "viewer").await;
+    problem(&answer, 400, "VALIDATION_ERROR");
+    let fields: Vec<&str> = answer.1["error"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["page", "limit"], "{}", answer.1);
     let answer = get(&app, "/reporting/listings?status=BOGUS", "viewer").await;
     let message = problem(&answer, 400, "VALIDATION_ERROR");
     assert!(

@@ -1,14 +1,27 @@
-//! `/reporting`: `{error: {code, message, retryAfter}}`, no list of fields: the message names
-//! every bad field.
+//! `/reporting`: `{error: {code, message, retryAfter, fields}}`. The spec's shape is the first
+//! three, and its message names every bad field; `fields` adds them one by one, so that a form
+//! (the web console's export request) shows each problem by its field without reading the
+//! message apart.
 
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
+use super::management::FieldProblem;
 use crate::error::ErrorInfo;
 
 pub(super) fn body(info: &ErrorInfo) -> Value {
+    let fields: Vec<Value> = info
+        .fields
+        .iter()
+        .map(|f| json!({"field": f.field, "message": f.message}))
+        .collect();
     json!({
-        "error": {"code": info.code, "message": message(info), "retryAfter": info.retry_after_secs}
+        "error": {
+            "code": info.code,
+            "message": message(info),
+            "retryAfter": info.retry_after_secs,
+            "fields": fields,
+        }
     })
 }
 
@@ -35,6 +48,9 @@ pub struct ReportingErrorBody {
     /// Seconds to wait before trying again; `null` unless rate limited (429) or waiting
     /// for work under way (409 `EXPORT_NOT_READY`).
     retry_after: Option<u64>,
+    /// Each bad field of a VALIDATION_ERROR (at most 20, as the message lists them); empty
+    /// otherwise.
+    fields: Vec<FieldProblem>,
 }
 
 /// `/reporting`.
