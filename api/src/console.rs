@@ -1,7 +1,7 @@
 //! `/console`: the web console (`console/`, a TypeScript SPA built by Vite), served from
 //! `CONSOLE_DIR`, read once at start. `/console/assets/*` are content-hashed, so cached for good;
 //! every other path under `/console` is the app's `index.html` (its own router reads the path),
-//! which browsers must revalidate. `/console/config.json` tells the app how to sign in.
+//! which browsers never store. `/console/config.json` tells the app how to sign in.
 //!
 //! Every answer carries a Content-Security-Policy without inline scripts or styles: the console
 //! loads its code and styles from its own files only, talks to this origin (and, with OIDC, to
@@ -11,6 +11,7 @@ use std::{collections::HashMap, path::Path, sync::Arc};
 
 use axum::{
     Json, Router,
+    body::Bytes,
     extract::{Path as UrlPath, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
@@ -20,10 +21,11 @@ use serde::Serialize;
 
 use crate::{error::AppError, state::AppState};
 
-/// One file of the built console, with its gzip twin when the build wrote one.
+/// One file of the built console, with its gzip twin when the build wrote one. `Bytes`: an
+/// answer shares the loaded bytes instead of copying them.
 struct Asset {
-    body: Vec<u8>,
-    gzip: Option<Vec<u8>>,
+    body: Bytes,
+    gzip: Option<Bytes>,
     content_type: &'static str,
 }
 
@@ -79,22 +81,26 @@ fn content_type(name: &str) -> Option<&'static str> {
     })
 }
 
-fn read_asset(path: &Path, content_type: &'static str) -> std::io::Result<Option<Asset>> {
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-        return Ok(None);
+/// A regular file of at most [`MAX_FILE_BYTES`], read; `None` for anything else. A symbolic link
+/// is not followed (`symlink_metadata`): nothing outside `CONSOLE_DIR` is served.
+fn read_regular(path: &Path) -> std::io::Result<Option<Bytes>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_file() && meta.len() <= MAX_FILE_BYTES => {
+            Ok(Some(Bytes::from(std::fs::read(path)?)))
+        }
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
-    let body = std::fs::read(path)?;
+}
+
+fn read_asset(path: &Path, content_type: &'static str) -> std::io::Result<Option<Asset>> {
+    let Some(body) = read_regular(path)? else {
+        return Ok(None);
+    };
     let mut gz = path.as_os_str().to_owned();
     gz.push(".gz");
-    let gzip = match std::fs::metadata(&gz) {
-        Ok(m) if m.is_file() && m.len() <= MAX_FILE_BYTES => Some(std::fs::read(&gz)?),
-        _ => None,
-    };
+    let gzip = read_regular(Path::new(&gz))?;
     Ok(Some(Asset {
         body,
         gzip,
@@ -215,11 +221,13 @@ fn respond(
 }
 
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
-const REVALIDATE: &str = "no-cache";
+/// `index.html` and the configuration are never stored: a deploy's new asset names reach every
+/// browser at its next load.
+const NEVER_STORED: &str = "no-store";
 
 async fn index(State(files): State<Arc<ConsoleFiles>>, request: HeaderMap) -> Response {
     match &files.index {
-        Some(index) => respond(&files, index, &request, REVALIDATE),
+        Some(index) => respond(&files, index, &request, NEVER_STORED),
         None => AppError::Unavailable(
             "the web console is not built: run scripts/console-build (or set CONSOLE_DIR)".into(),
         )
@@ -239,7 +247,7 @@ async fn asset(
 }
 
 async fn config(State(files): State<Arc<ConsoleFiles>>) -> Response {
-    let mut headers = files.headers(REVALIDATE);
+    let mut headers = files.headers(NEVER_STORED);
     headers.remove(header::CONTENT_SECURITY_POLICY);
     (StatusCode::OK, headers, Json(files.config.clone())).into_response()
 }
@@ -250,7 +258,9 @@ pub fn router(files: ConsoleFiles) -> Router<AppState> {
         .route("/console", get(index))
         .route("/console/", get(index))
         .route("/console/config.json", get(config))
-        .route("/console/assets/{file}", get(asset))
+        // Any path under assets/ is a file or a 404, never the app (a missing chunk must fail
+        // as one, not load index.html as JavaScript).
+        .route("/console/assets/{*file}", get(asset))
         .route("/console/{*path}", get(index))
         .with_state(Arc::new(files))
 }

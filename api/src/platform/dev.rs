@@ -2,8 +2,21 @@
 //! development key's JWKS, the default `AUTH_JWKS_URL`) and `POST /dev/token` (a token for a
 //! role, signed with that key: what `villa-api mint-token` prints, for the web console's
 //! "sign in as" page). Neither exists in production, and neither is in the API description.
+//!
+//! A token for any role without credentials is for the developer at this machine only: the
+//! route answers a loopback peer, and, from a browser, only a page of this same origin (a page
+//! of another site the developer visits could otherwise read an admin token with `fetch`, since
+//! development allows any CORS origin).
 
-use axum::{Json, Router, extract::State, routing::get, routing::post};
+use std::net::SocketAddr;
+
+use axum::{
+    Json, Router,
+    extract::{ConnectInfo, State},
+    http::{HeaderMap, header},
+    routing::get,
+    routing::post,
+};
 use ed25519_dalek::SigningKey;
 use serde::{Deserialize, Serialize};
 
@@ -26,11 +39,38 @@ struct TokenAnswer {
     expires_in: i64,
 }
 
+/// Whether a browser sent this request from a page of another origin: its `Origin` (or, without
+/// one, `Sec-Fetch-Site`) says so. Requests without either (curl, tests) are not a browser's.
+fn cross_origin(headers: &HeaderMap) -> bool {
+    let text = |name: header::HeaderName| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(origin) = text(header::ORIGIN) {
+        let host = text(header::HOST).unwrap_or("");
+        let origin_host = origin.split_once("://").map_or("", |(_, rest)| rest);
+        return origin_host.is_empty() || !origin_host.eq_ignore_ascii_case(host);
+    }
+    matches!(
+        text(header::HeaderName::from_static("sec-fetch-site")),
+        Some("cross-site" | "same-site")
+    )
+}
+
 async fn token(
     State(state): State<AppState>,
     State(key): State<SigningKey>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<TokenRequest>,
 ) -> Result<Json<TokenAnswer>, AppError> {
+    if !peer.ip().is_loopback() {
+        return Err(AppError::Forbidden(
+            "development sign-in answers this machine only (a loopback address)".into(),
+        ));
+    }
+    if cross_origin(&headers) {
+        return Err(AppError::Forbidden(
+            "development sign-in answers pages of this origin only".into(),
+        ));
+    }
     let role = Role::parse(&body.role).ok_or_else(|| {
         AppError::invalid(
             "role",

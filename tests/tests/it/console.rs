@@ -10,9 +10,19 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use tests::{TestApp, TestAppOptions, json as read_json};
 
+/// A built console in a temporary folder, removed (with the file beside it) when dropped.
+struct BuiltConsole(PathBuf);
+
+impl Drop for BuiltConsole {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_file(self.0.with_extension("secret"));
+    }
+}
+
 /// A built console as Vite writes it: `index.html` and content-hashed assets, one with the gzip
 /// twin `scripts/console-build` writes.
-fn built_console() -> PathBuf {
+fn built_console() -> BuiltConsole {
     let dir = std::env::temp_dir().join(format!("villa-console-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(dir.join("assets")).unwrap();
     std::fs::write(
@@ -23,14 +33,22 @@ fn built_console() -> PathBuf {
     std::fs::write(dir.join("assets/index-Ab12.js"), "console.log('app')").unwrap();
     std::fs::write(dir.join("assets/index-Ab12.js.gz"), b"\x1f\x8bgzip-bytes").unwrap();
     std::fs::write(dir.join("assets/index-Cd34.css"), "body{margin:0}").unwrap();
-    // Next to the folder, not in it: what a path escaping the folder would reach.
-    std::fs::write(dir.with_extension("secret"), "not the console's").unwrap();
-    dir
+    // Outside the folder, linked from inside it: a symbolic link is not followed.
+    let outside = dir.with_extension("secret");
+    std::fs::write(&outside, "not the console's").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("assets/linked-Ef56.js")).unwrap();
+    BuiltConsole(dir)
 }
 
-fn with_console(dir: PathBuf, oidc: Option<domain::settings::ConsoleOidc>) -> TestAppOptions {
+fn with_console(
+    built: &BuiltConsole,
+    oidc: Option<domain::settings::ConsoleOidc>,
+) -> TestAppOptions {
     TestAppOptions {
-        console: domain::settings::ConsoleSettings { dir, oidc },
+        console: domain::settings::ConsoleSettings {
+            dir: built.0.clone(),
+            oidc,
+        },
         ..Default::default()
     }
 }
@@ -44,7 +62,8 @@ fn header_of(res: &reqwest::Response, name: header::HeaderName) -> String {
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool) {
-    let app = TestApp::spawn_with(pool, with_console(built_console(), None)).await;
+    let built = built_console();
+    let app = TestApp::spawn_with(pool, with_console(&built, None)).await;
 
     // The app's own paths (its router reads them) all answer index.html, never cached.
     for path in [
@@ -55,7 +74,7 @@ async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool
     ] {
         let res = app.get_anonymous(path).await;
         assert_eq!(res.status(), 200, "{path}");
-        assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-cache", "{path}");
+        assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-store", "{path}");
         assert!(header_of(&res, header::CONTENT_TYPE).starts_with("text/html"));
         let csp = header_of(&res, header::CONTENT_SECURITY_POLICY);
         assert!(csp.contains("script-src 'self';"), "{csp}");
@@ -113,8 +132,9 @@ async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool
     for path in [
         "/console/assets/index-Zz99.js",
         "/console/assets/index-Ab12.js.gz",
+        "/console/assets/linked-Ef56.js",
+        "/console/assets/nested/index-Ab12.js",
         "/console/assets/..%2F..%2Fvilla-console.secret",
-        "/console/assets/%2e%2e%2fsecret",
     ] {
         let res = app.get_anonymous(path).await;
         assert_eq!(res.status(), 404, "{path}");
@@ -126,10 +146,11 @@ async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn tells_the_console_how_to_sign_in(pool: PgPool) {
     // Production without an identity provider for the console: a token is pasted.
-    let app = TestApp::spawn_with(pool.clone(), with_console(built_console(), None)).await;
+    let built = built_console();
+    let app = TestApp::spawn_with(pool.clone(), with_console(&built, None)).await;
     let res = app.get_anonymous("/console/config.json").await;
     assert_eq!(res.status(), 200);
-    assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-cache");
+    assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-store");
     let config: Value = res.json().await.unwrap();
     assert_eq!(config["signIn"], "token");
     assert_eq!(config["oidc"], Value::Null);
@@ -144,7 +165,7 @@ async fn tells_the_console_how_to_sign_in(pool: PgPool) {
         issuer: "https://id.example.com:8443/realms/villa".into(),
         client_id: "villa-console".into(),
     };
-    let app = TestApp::spawn_with(pool, with_console(built_console(), Some(oidc))).await;
+    let app = TestApp::spawn_with(pool, with_console(&built, Some(oidc))).await;
     let config: Value = app
         .get_anonymous("/console/config.json")
         .await
@@ -275,6 +296,30 @@ async fn development_signs_in_by_role_and_me_lists_what_the_role_may_do(pool: Pg
     assert_eq!(body["error"]["details"][0]["field"], "role", "{body}");
     let (status, _) = dev_token(&app, json!({"role": "admin", "subject": "root"})).await;
     assert_eq!(status, 400);
+
+    // A page of another site cannot get one through the developer's browser; the console's own
+    // page (same origin) can.
+    let own_origin = app.base.clone();
+    for (origin, fetch_site, expected) in [
+        (Some("https://evil.example"), None, 403),
+        (Some("http://127.0.0.1:1"), None, 403),
+        (None, Some("cross-site"), 403),
+        (Some(own_origin.as_str()), Some("same-origin"), 200),
+        (None, Some("same-origin"), 200),
+    ] {
+        let mut req = app
+            .http
+            .post(app.url("/dev/token"))
+            .json(&json!({"role": "admin"}));
+        if let Some(origin) = origin {
+            req = req.header("Origin", origin);
+        }
+        if let Some(site) = fetch_site {
+            req = req.header("Sec-Fetch-Site", site);
+        }
+        let res = req.send().await.unwrap();
+        assert_eq!(res.status(), expected, "{origin:?} {fetch_site:?}");
+    }
 
     // /me needs a token like any other route.
     assert_eq!(app.get_anonymous("/me").await.status(), 401);
