@@ -167,7 +167,8 @@ fn check(idp: &Provider, req: &AuthorizeRequest) -> Result<(String, String), Box
     }
     let back_with = |error: &str, description: &str| {
         let mut url = format!(
-            "{redirect}?error={error}&error_description={}",
+            "{}error={error}&error_description={}",
+            with_query(&redirect),
             urlencode(description)
         );
         if let Some(state) = &req.state {
@@ -193,6 +194,23 @@ fn check(idp: &Provider, req: &AuthorizeRequest) -> Result<(String, String), Box
         ));
     }
     Ok((redirect, challenge))
+}
+
+/// The redirect URI ready for one more query parameter: a registered URI may have a query of its
+/// own, which is kept (RFC 6749 §3.1.2).
+fn with_query(uri: &str) -> String {
+    match uri.contains('?') {
+        true => format!("{uri}&"),
+        false => format!("{uri}?"),
+    }
+}
+
+/// A code verifier as RFC 7636 §4.1 defines it: 43 to 128 unreserved characters.
+fn verifier_ok(verifier: &str) -> bool {
+    (43..=128).contains(&verifier.len())
+        && verifier
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
 }
 
 fn urlencode(text: &str) -> String {
@@ -279,7 +297,7 @@ async fn authorize_submit(
             },
         );
     }
-    let mut url = format!("{redirect}?code={code}");
+    let mut url = format!("{}code={code}", with_query(&redirect));
     if let Some(state) = &req.state {
         url.push_str(&format!("&state={}", urlencode(state)));
     }
@@ -334,6 +352,12 @@ async fn token(State(idp): State<Arc<Provider>>, Form(req): Form<TokenRequest>) 
         );
     }
     let verifier = req.code_verifier.unwrap_or_default();
+    if !verifier_ok(&verifier) {
+        return token_error(
+            "invalid_request",
+            "code_verifier must be 43 to 128 unreserved characters",
+        );
+    }
     if s256(&verifier) != pending.challenge {
         return token_error(
             "invalid_grant",
@@ -402,6 +426,19 @@ mod tests {
         assert_eq!(
             s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+
+    #[test]
+    fn verifiers_are_checked_and_redirects_keep_their_query() {
+        assert!(verifier_ok(&"a".repeat(43)));
+        assert!(!verifier_ok(&"a".repeat(42)));
+        assert!(!verifier_ok(&"a".repeat(129)));
+        assert!(!verifier_ok(&format!("{}+", "a".repeat(43))));
+        assert_eq!(with_query("https://x/cb"), "https://x/cb?");
+        assert_eq!(
+            with_query("https://x/cb?tenant=1"),
+            "https://x/cb?tenant=1&"
         );
     }
 

@@ -175,6 +175,8 @@ pub struct TestAppOptions {
     pub metrics_enabled: bool,
     /// The web console's files and sign-in (default: a folder that does not exist, no OIDC).
     pub console: domain::settings::ConsoleSettings,
+    /// The identity provider the API trusts instead of the test's own (or the development key).
+    pub auth: Option<AuthSettings>,
     /// `METRICS_TOKEN` (default [`TEST_METRICS_TOKEN`]; None: unset, so `/metrics` is open in
     /// development and refused in production).
     pub metrics_token: Option<String>,
@@ -196,6 +198,7 @@ impl Default for TestAppOptions {
                 dir: "console-not-built".into(),
                 oidc: None,
             },
+            auth: None,
             doc: None,
             business_time_zone: domain::clock::BusinessZone::default(),
             pms: None,
@@ -246,6 +249,7 @@ impl TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let auth = match &options.dev_key {
+            _ if options.auth.is_some() => options.auth.clone().expect("checked"),
             None => AuthSettings {
                 jwks_url: idp.jwks_url.clone(),
                 issuer: idp::ISSUER.to_owned(),

@@ -9,6 +9,7 @@ export interface OidcSettings {
 }
 
 interface Discovery {
+  issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
 }
@@ -35,7 +36,18 @@ export async function challengeOf(verifier: string): Promise<string> {
 export async function discover(issuer: string, signal?: AbortSignal): Promise<Discovery> {
   const response = await fetch(`${issuer}/.well-known/openid-configuration`, { signal });
   if (!response.ok) throw new Error(`the identity provider's discovery answered HTTP ${response.status}`);
-  const doc = (await response.json()) as Partial<Discovery>;
+  return checkDiscovery(issuer, (await response.json()) as Partial<Discovery>);
+}
+
+/**
+ * The discovery document, checked as OpenID Connect Discovery §4.3 says: its
+ * `issuer` is exactly the one configured (else another provider's answer
+ * could stand in), and it names both endpoints.
+ */
+export function checkDiscovery(issuer: string, doc: Partial<Discovery>): Discovery {
+  if (doc.issuer !== issuer) {
+    throw new Error(`the identity provider's discovery names another issuer (${String(doc.issuer)}, not ${issuer})`);
+  }
   if (!doc.authorization_endpoint || !doc.token_endpoint) {
     throw new Error("the identity provider's discovery names no authorization or token endpoint");
   }

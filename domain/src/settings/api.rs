@@ -167,6 +167,20 @@ fn console_oidc(env: &mut Env<'_>) -> Option<ConsoleOidc> {
                 .chars()
                 .all(|c| c.is_ascii_graphic() && !matches!(c, '\'' | '"' | ';' | ','));
             let scheme = issuer.starts_with("https://") || issuer.starts_with("http://");
+            // Tokens travel from it: plain http only to this machine, or in development.
+            let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
+                .iter()
+                .any(|prefix| {
+                    issuer
+                        .strip_prefix(prefix)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+                });
+            if env.production && !issuer.starts_with("https://") && !loopback {
+                env.problems.push(format!(
+                    "CONSOLE_OIDC_ISSUER must be an https address in production (http only on loopback), got {issuer:?}"
+                ));
+                return None;
+            }
             if !scheme || !plain || issuer.len() > 2048 {
                 env.problems.push(format!(
                     "CONSOLE_OIDC_ISSUER must be an http(s) address without spaces, quotes, `;` or `,`, got {issuer:?}"
@@ -252,5 +266,32 @@ mod tests {
         ]);
         let problem = ApiSettings::from_lookup(&injected).unwrap_err().to_string();
         assert!(problem.contains("CONSOLE_OIDC_ISSUER must be"), "{problem}");
+
+        // Production: https, or plain http to this machine only.
+        let production = |issuer: &'static str| {
+            ApiSettings::from_lookup(&lookup(&[
+                ("APP_ENV", "production"),
+                ("AUTH_JWKS_URL", "https://idp/jwks"),
+                ("AUTH_ISSUER", "i"),
+                ("AUTH_AUDIENCE", "a"),
+                ("CORS_ORIGINS", "https://ops.example.com"),
+                ("CONSOLE_OIDC_ISSUER", issuer),
+                ("CONSOLE_OIDC_CLIENT_ID", "villa-console"),
+            ]))
+        };
+        let problem = production("http://id.example.com").unwrap_err().to_string();
+        assert!(problem.contains("must be an https address"), "{problem}");
+        for fine in [
+            "https://id.example.com",
+            "http://127.0.0.1:8098",
+            "http://localhost/realms/x",
+        ] {
+            let oidc = production(fine).unwrap().console.oidc;
+            assert_eq!(oidc.unwrap().issuer, fine);
+        }
+        let problem = production("http://localhost.evil.com")
+            .unwrap_err()
+            .to_string();
+        assert!(problem.contains("must be an https address"), "{problem}");
     }
 }

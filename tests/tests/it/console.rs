@@ -350,3 +350,162 @@ async fn production_has_no_development_sign_in(pool: PgPool) {
     // Staff do field work but decide nothing above it (they cannot cancel a work order).
     assert_eq!(body["permissions"]["maintenance"], json!(["read", "write"]));
 }
+
+/// `req` with `pairs` as an `application/x-www-form-urlencoded` body, as a browser's form sends.
+fn form(req: reqwest::RequestBuilder, pairs: &[(&str, &str)]) -> reqwest::RequestBuilder {
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                b' ' => "+".to_owned(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let body: Vec<String> = pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect();
+    req.header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(body.join("&"))
+}
+
+/// The identity provider stand-in the console's OIDC sign-in is tested against keeps the rules a
+/// real one does (RFC 6749 §4.1, RFC 7636): a code goes once, to the redirect URI it was issued
+/// for, with the verifier of its challenge; and the token it issues is one the API accepts.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn the_identity_provider_stand_in_keeps_the_code_flow_s_rules(pool: PgPool) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let redirect = "http://127.0.0.1:9/console/signed-in".to_owned();
+    let router = fake_idp::router(fake_idp::Settings {
+        issuer: issuer.clone(),
+        client_id: "villa-console".into(),
+        redirect_uris: vec![redirect.clone()],
+        audience: domain::settings::DEV_AUDIENCE.into(),
+        roles_claim: "roles".into(),
+        token_ttl: std::time::Duration::from_secs(600),
+    });
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let challenge = fake_idp::s256(verifier);
+
+    // A sign-in: the form's answer sends the browser back with a code and the state.
+    let sign_in = |redirect_uri: &str, method: &str| {
+        form(
+            http.post(format!("{issuer}/authorize")),
+            &[
+                ("response_type", "code"),
+                ("client_id", "villa-console"),
+                ("redirect_uri", redirect_uri),
+                ("state", "s 1"),
+                ("code_challenge", challenge.as_str()),
+                ("code_challenge_method", method),
+                ("user", "idp-manager"),
+            ],
+        )
+    };
+    let code_of = |res: &reqwest::Response| -> String {
+        assert_eq!(res.status(), 303);
+        let location = header_of(res, header::LOCATION);
+        assert!(
+            location.starts_with(&format!("{redirect}?code=")),
+            "{location}"
+        );
+        assert!(location.ends_with("&state=s%201"), "{location}");
+        location
+            .split("code=")
+            .nth(1)
+            .unwrap()
+            .split('&')
+            .next()
+            .unwrap()
+            .to_owned()
+    };
+    let exchange = |code: String, verifier: &str, redirect_uri: &str| {
+        form(
+            http.post(format!("{issuer}/token")),
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code.as_str()),
+                ("client_id", "villa-console"),
+                ("redirect_uri", redirect_uri),
+                ("code_verifier", verifier),
+            ],
+        )
+    };
+    let error_of = |body: Value| body["error"].as_str().unwrap_or_default().to_owned();
+
+    // An unregistered redirect URI is refused on the provider's page, never followed.
+    let res = sign_in("https://evil.example/cb", "S256")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    // PKCE is required: plain is sent back as an error.
+    let res = sign_in(&redirect, "plain").send().await.unwrap();
+    assert_eq!(res.status(), 303);
+    assert!(header_of(&res, header::LOCATION).contains("error=invalid_request"));
+
+    // The right verifier, once: a token the API accepts, for the role picked.
+    let code = code_of(&sign_in(&redirect, "S256").send().await.unwrap());
+    let res = exchange(code.clone(), verifier, &redirect)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(header_of(&res, header::CACHE_CONTROL), "no-store");
+    let tokens: Value = res.json().await.unwrap();
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    let res = exchange(code, verifier, &redirect).send().await.unwrap();
+    assert_eq!(res.status(), 400, "a code goes once");
+    assert_eq!(error_of(res.json().await.unwrap()), "invalid_grant");
+
+    // Another verifier, or another redirect URI: refused, and the code is spent.
+    let code = code_of(&sign_in(&redirect, "S256").send().await.unwrap());
+    let res = exchange(code.clone(), &"b".repeat(43), &redirect)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(res.json().await.unwrap()), "invalid_grant");
+    let res = exchange(code, verifier, &redirect).send().await.unwrap();
+    assert_eq!(error_of(res.json().await.unwrap()), "invalid_grant");
+    let code = code_of(&sign_in(&redirect, "S256").send().await.unwrap());
+    let res = exchange(code, verifier, "http://127.0.0.1:9/elsewhere")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(error_of(res.json().await.unwrap()), "invalid_grant");
+
+    // The API, trusting the provider's keys, takes the access token.
+    let app = TestApp::spawn_with(
+        pool,
+        TestAppOptions {
+            auth: Some(domain::settings::AuthSettings {
+                jwks_url: format!("{issuer}/jwks"),
+                issuer: issuer.clone(),
+                audience: domain::settings::DEV_AUDIENCE.into(),
+                roles_claim: "roles".into(),
+            }),
+            ..Default::default()
+        },
+    )
+    .await;
+    let res = app
+        .http
+        .get(app.url("/me"))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap();
+    let (status, me) = read_json(res).await;
+    assert_eq!(status, 200, "{me}");
+    assert_eq!(me["subject"], "idp-manager");
+    assert_eq!(me["roles"], json!(["manager"]));
+}
