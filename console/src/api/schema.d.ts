@@ -6632,6 +6632,11 @@ export interface components {
         };
         ReportingErrorBody: {
             code: string;
+            /**
+             * @description Each bad field of a VALIDATION_ERROR (at most 20, as the message lists them); empty
+             *     otherwise.
+             */
+            fields: components["schemas"]["FieldProblem"][];
             message: string;
             /**
              * Format: int64
@@ -7082,6 +7087,16 @@ export interface components {
             from?: components["schemas"]["WorkOrderStatus"] | null;
             reason?: string | null;
             to: components["schemas"]["WorkOrderStatus"];
+        };
+        /** @description A status an update may move the work order to from its current one. */
+        StatusMove: {
+            /**
+             * @description The member the update must carry for this move (`holdReason` to put it on hold,
+             *     `reason` to reopen a completed one); null when none. Cancelling also needs the
+             *     `manage` permission in maintenance (`GET /me`).
+             */
+            requires?: string | null;
+            status: components["schemas"]["WorkOrderStatus"];
         };
         StepBody: {
             /** @enum {string} */
@@ -8014,6 +8029,11 @@ export interface components {
             /** @description Status changes, oldest first. */
             history: components["schemas"]["StatusChange"][];
             holdReason?: string | null;
+            /**
+             * @description The statuses an update may move it to now, with what each needs (ASSIGNED is reached
+             *     by assigning it).
+             */
+            nextStatuses: components["schemas"]["StatusMove"][];
             /** Format: date */
             occurrenceDate?: string | null;
             /**

@@ -157,6 +157,16 @@ pub mod views {
         follow_up_work_order_id: Option<Uuid>,
     }
 
+    /// A status an update may move the work order to from its current one.
+    #[derive(serde::Serialize, ToSchema)]
+    pub struct StatusMove {
+        status: WorkOrderStatus,
+        /// The member the update must carry for this move (`holdReason` to put it on hold,
+        /// `reason` to reopen a completed one); null when none. Cancelling also needs the
+        /// `manage` permission in maintenance (`GET /me`).
+        requires: Option<String>,
+    }
+
     /// A work order opened by a failed item of this one's checklist.
     #[derive(serde::Serialize, ToSchema)]
     pub struct FollowUp {
@@ -277,6 +287,9 @@ pub mod views {
         follow_ups: Vec<FollowUp>,
         /// What completing it drew from the villa's stock; null until drawn.
         consumables: Option<Vec<ConsumableDraw>>,
+        /// The statuses an update may move it to now, with what each needs (ASSIGNED is reached
+        /// by assigning it).
+        next_statuses: Vec<StatusMove>,
     }
 
     #[derive(serde::Serialize, ToSchema)]

@@ -32,6 +32,25 @@ pub fn next_statuses(from: &str) -> &'static [&'static str] {
     }
 }
 
+/// The member an update moving a work order from `from` to `to` must carry: `holdReason` to put
+/// it on hold, `reason` to reopen a completed one.
+pub fn required_note(from: &str, to: &str) -> Option<&'static str> {
+    match (from, to) {
+        (_, "ON_HOLD") => Some("holdReason"),
+        ("COMPLETED", _) => Some("reason"),
+        _ => None,
+    }
+}
+
+/// The moves an update may make from `from`, each with the member it must carry: the detail's
+/// `nextStatuses`, so that a client offers what the API allows and asks for what it needs.
+pub fn moves_from(from: &str) -> Value {
+    next_statuses(from)
+        .iter()
+        .map(|to| serde_json::json!({"status": to, "requires": required_note(from, to)}))
+        .collect()
+}
+
 /// A new work order.
 pub const CREATE_FIELDS: &[FieldSpec] = &[
     required("title", "title", Kind::Text(200)),
@@ -189,20 +208,22 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> 
     if to == "COMPLETED" {
         check_checklist_answered(conn, id).await?;
     }
-    let reopening = from == "COMPLETED";
-    if to == "ON_HOLD" && u.hold_reason.is_none() {
-        return Err(Error::invalid(
-            "holdReason",
-            "required",
-            "holdReason is required to put a work order ON_HOLD",
-        ));
-    }
-    if reopening && u.reason.is_none() {
-        return Err(Error::invalid(
-            "reason",
-            "required",
-            "reason is required to reopen a COMPLETED work order",
-        ));
+    match required_note(&from, to) {
+        Some("holdReason") if u.hold_reason.is_none() => {
+            return Err(Error::invalid(
+                "holdReason",
+                "required",
+                "holdReason is required to put a work order ON_HOLD",
+            ));
+        }
+        Some("reason") if u.reason.is_none() => {
+            return Err(Error::invalid(
+                "reason",
+                "required",
+                "reason is required to reopen a COMPLETED work order",
+            ));
+        }
+        _ => {}
     }
     sqlx::query(
         "UPDATE work_orders SET status = $2,
@@ -508,4 +529,9 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
     .fetch_optional(&mut *conn)
     .await?
     .ok_or(Error::NotFound("work order"))
+    .map(|mut detail: Value| {
+        let moves = moves_from(detail["status"].as_str().unwrap_or(""));
+        detail["nextStatuses"] = moves;
+        detail
+    })
 }

@@ -300,6 +300,24 @@ async fn every_status_transition_is_allowed_or_refused_as_the_table_says(pool: P
         }
     };
     for from in STATUSES {
+        // The detail says which moves it allows now, and what each needs.
+        let id = work_order_in(&app, villa, &technician, from).await;
+        let (_, detail) = get(&app, &format!("/maintenance/work-orders/{id}"), "viewer").await;
+        let offered: Vec<(&str, Option<&str>)> = detail["nextStatuses"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no nextStatuses in {detail}"))
+            .iter()
+            .map(|m| (m["status"].as_str().unwrap(), m["requires"].as_str()))
+            .collect();
+        let expected: Vec<(&str, Option<&str>)> = allowed(from)
+            .iter()
+            .map(|to| match (from, *to) {
+                (_, "ON_HOLD") => (*to, Some("holdReason")),
+                ("COMPLETED", _) => (*to, Some("reason")),
+                _ => (*to, None),
+            })
+            .collect();
+        assert_eq!(offered, expected, "from {from}");
         for to in STATUSES.iter().filter(|to| **to != from) {
             let id = work_order_in(&app, villa, &technician, from).await;
             let (status, body) = patch(
