@@ -18,7 +18,7 @@ otherwise; roles are admin, manager, staff and viewer. Errors use the shape of t
     security(("bearer" = [])),
     tags(
         (name = "health", description = "Liveness and readiness"),
-        (name = "platform", description = "Operations: the Prometheus metrics (`METRICS_TOKEN` as a bearer token in production, never a user's JWT)"),
+        (name = "platform", description = "Operations: the Prometheus metrics (`METRICS_TOKEN` as a bearer token in production, never a user's JWT); `/me`, the caller and what their roles allow"),
         (name = "management", description = "Villa management API"),
         (name = "maintenance", description = "Maintenance API (/maintenance): work orders, assets, vendors"),
         (name = "inventory", description = "Inventory API (/inventory): items on a stock ledger, movements, transfers, locations, categories, alerts, reports"),

@@ -4,9 +4,10 @@
 // in the header: the same asset always compresses to the same bytes.
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { gzipSync, constants } from "node:zlib";
 
-const dir = new URL("../dist/assets/", import.meta.url).pathname;
+const dir = fileURLToPath(new URL("../dist/assets/", import.meta.url));
 let js = 0;
 for (const name of readdirSync(dir)) {
   if (!/\.(js|css|svg|json)$/.test(name)) continue;

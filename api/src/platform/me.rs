@@ -64,7 +64,7 @@ fn granted(roles: &[permissions::Role], area: permissions::Area) -> Vec<&'static
 }
 
 /// The caller and what their roles allow.
-#[utoipa::path(get, path = "/me", tag = "health",
+#[utoipa::path(get, path = "/me", tag = "platform",
     responses((status = 200, description = "The caller's identity and allowed operations", body = Me),
               (status = 401, description = "No valid token")))]
 pub async fn me(user: CurrentUser, Extension(catalog): Extension<RouteCatalog>) -> Json<Me> {

@@ -39,6 +39,11 @@ const INVALIDATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 /// `HIT` for an answer from the cache, `MISS` for one computed now.
 pub const X_CACHE: HeaderName = HeaderName::from_static("x-cache");
 
+/// The version of the cached answers' shapes, part of every key: raise it when a cached route
+/// answers a new shape, so that a release never serves an answer stored by the one before it
+/// (2: `/dashboard/occupancy` has each listing's `nightly`).
+const ANSWER_SHAPES: u32 = 2;
+
 /// What a cached answer is keyed on: the route's path with its ids as parsed, then every
 /// parameter its handler read, as parsed (defaults applied, in one spelling), in the order the
 /// handler adds them. Each value is percent-encoded, so no value can pass for another parameter.
@@ -123,7 +128,10 @@ pub async fn answer<R: IntoResponse>(
         return miss(work.await.into_response());
     };
     let reporting = &state.reporting;
-    let key = reporting_cache::entry_key(&reporting.prefix, &key.request());
+    let key = reporting_cache::entry_key(
+        &reporting.prefix,
+        &format!("v{ANSWER_SHAPES}:{}", key.request()),
+    );
     let lookup = reporting
         .cache_gate
         .call(
