@@ -103,7 +103,7 @@ async function expectHeatMap(page: Page, occupancy: Occupancy): Promise<void> {
   });
   // "17 of 35 available, 48.57%": booked, available, occupancy.
   const totals = await table.getByTestId("occupancy-totals").locator("td").allTextContents();
-  expect(totals.map((t) => (t.match(/[\d.,]+/g) ?? []).map((n) => Number(n.replace(/,/g, ""))))).toEqual(
+  expect(totals.map((t) => (t.match(/\d(?:[\d.,]*\d)?/g) ?? []).map((n) => Number(n.replace(/,/g, ""))))).toEqual(
     occupancy.calendar.map((n) => [n.bookedNights, n.availableNights, n.occupancy]),
   );
 }
