@@ -1,16 +1,16 @@
 // The occupancy calendar: a heat map of listings × nights (a listing a row,
 // highest occupancy first, each with its occupancy over the period), and a
-// last row of every listing summed night by night. It is a real table: each
+// last row of the listings shown summed night by night (the API's calendar). It is a real table: each
 // night and listing a header, each cell's state as text for screen readers.
 import { ErrorMessage, Loading } from "../../ui/Status";
 import { count, day, percent, period } from "./format";
 import { heatLegend, heatRows, heatStep, startsMonth, type NightState } from "./heat";
 import type { OccupancyData } from "./types";
 
-const STATE_TEXT: Record<NightState, string> = {
+const LEGEND: Record<NightState, string> = {
   booked: "booked",
   free: "free",
-  unavailable: "unavailable",
+  unavailable: "unavailable (inactive or blocked)",
 };
 
 function NightHeader({ date, index }: { date: string; index: number }) {
@@ -41,14 +41,14 @@ function Legend() {
   return (
     <div class="dash-heat-legends">
       <ul class="dash-heat-legend" aria-label="A listing's night">
-        {(["booked", "free", "unavailable"] as const).map((state) => (
+        {(Object.keys(LEGEND) as NightState[]).map((state) => (
           <li key={state}>
             <span class={`dash-swatch dash-night-${state}`} aria-hidden="true" />
-            {state === "unavailable" ? "unavailable (inactive or blocked)" : STATE_TEXT[state]}
+            {LEGEND[state]}
           </li>
         ))}
       </ul>
-      <ul class="dash-heat-legend" aria-label="Every listing: booked nights, shaded by occupancy">
+      <ul class="dash-heat-legend" aria-label="All listings shown: booked nights, shaded by occupancy">
         {heatLegend().map(({ step, label }) => (
           <li key={step}>
             <span class={`dash-swatch dash-heat-${step}`} aria-hidden="true" />
@@ -81,14 +81,14 @@ export function Occupancy(props: {
         <>
           <p class="dash-note">
             {period(data.startDate, data.endDate)}: each listing's nights, highest occupancy first; the last row counts
-            the booked nights of every listing. Choose a listing to see only its figures.
+            the booked nights of all the listings shown. Choose a listing to see only its figures.
           </p>
           <Legend />
           <div class="dash-scroll dash-heat" role="region" aria-label="Occupancy calendar, listings × nights" tabIndex={0}>
             <table data-testid="occupancy-heat">
               <caption class="dash-sr-only">
                 Each listing's nights, {period(data.startDate, data.endDate)}: booked, free or unavailable; the last row
-                counts the booked nights of every listing, out of those available
+                counts the booked nights of all the listings shown, out of those available
               </caption>
               <thead>
                 <tr>
@@ -122,7 +122,7 @@ export function Occupancy(props: {
                     </th>
                     {row.nights.map((state, i) => (
                       <td key={i} class={`dash-night dash-night-${state}`}>
-                        <span class="dash-sr-only">{STATE_TEXT[state]}</span>
+                        <span class="dash-sr-only">{state}</span>
                       </td>
                     ))}
                   </tr>
@@ -131,7 +131,7 @@ export function Occupancy(props: {
               <tfoot>
                 <tr data-testid="occupancy-totals">
                   <th scope="row" class="dash-heat-listing">
-                    Every listing
+                    All listings shown
                     <span class="dash-sub">booked nights</span>
                   </th>
                   {data.calendar.map((n) => (
