@@ -11,6 +11,7 @@ import { apiGet, axeViolations, expect, signIn, test } from "./fixtures";
 type Metrics = components["schemas"]["DashboardMetrics"];
 type Chart = components["schemas"]["DashboardChart"];
 type Listings = components["schemas"]["Page_ReportingListing"];
+type Occupancy = components["schemas"]["DashboardOccupancy"];
 
 const KPIS = ["revenue", "occupancy", "adr", "revpar", "bookings"] as const;
 
@@ -58,6 +59,53 @@ async function expectChartTable(page: Page, chart: Chart): Promise<void> {
   const previous = chart.datasets.find((d) => d.label === "Previous period")!;
   expect(cells.map((c) => numberIn(c[0]!))).toEqual(current.data);
   expect(cells.map((c) => numberIn(c[1]!))).toEqual(previous.data);
+}
+
+/** The next occupancy the page asks the API for, as the API answered it. */
+function occupancyAnswer(page: Page, listingId?: string): Promise<Occupancy> {
+  return page
+    .waitForResponse((r) => {
+      const url = new URL(r.url());
+      return (
+        url.pathname.endsWith("/reporting/dashboard/occupancy") &&
+        url.searchParams.get("listingIds") === (listingId ?? null) &&
+        r.ok()
+      );
+    })
+    .then((r) => r.json() as Promise<Occupancy>);
+}
+
+/**
+ * The heat map's table is the API's answer: a row per listing in its order,
+ * with its occupancy, a cell per night booked, free or unavailable as its
+ * nightly figures say, and a last row of every listing's nights per night.
+ */
+async function expectHeatMap(page: Page, occupancy: Occupancy): Promise<void> {
+  const table = page.getByTestId("occupancy-heat");
+  await expect(table.locator("thead th[data-date]")).toHaveCount(occupancy.calendar.length);
+  expect(await table.locator("thead th[data-date]").evaluateAll((ths) => ths.map((th) => th.getAttribute("data-date")))).toEqual(
+    occupancy.calendar.map((n) => n.date),
+  );
+  const rows = await table.locator("tbody tr").evaluateAll((trs) =>
+    trs.map((tr) => ({
+      id: tr.getAttribute("data-listing-id"),
+      occupancy: tr.querySelector('[data-testid="listing-occupancy"]')?.textContent ?? "",
+      nights: Array.from(tr.querySelectorAll("td"), (td) => td.textContent ?? ""),
+    })),
+  );
+  expect(rows.map((r) => r.id)).toEqual(occupancy.byProperty.map((p) => p.listingId));
+  occupancy.byProperty.forEach((p, i) => {
+    const { bookedNights: booked, availableNights: available } = p.nightly;
+    expect(numberIn(rows[i]!.occupancy), `${p.name} occupancy`).toBe(p.occupancy);
+    expect(rows[i]!.nights, p.name).toEqual(
+      occupancy.calendar.map((_, n) => (available[n] === 0 ? "unavailable" : booked[n]! > 0 ? "booked" : "free")),
+    );
+  });
+  // "17 of 35 available, 48.57%": booked, available, occupancy.
+  const totals = await table.getByTestId("occupancy-totals").locator("td").allTextContents();
+  expect(totals.map((t) => (t.match(/\d(?:[\d.,]*\d)?/g) ?? []).map((n) => Number(n.replace(/,/g, ""))))).toEqual(
+    occupancy.calendar.map((n) => [n.bookedNights, n.availableNights, n.occupancy]),
+  );
 }
 
 function query(params: Record<string, string | undefined>): string {
@@ -182,11 +230,30 @@ test("a period and a listing chosen in the UI go into the URL, and reloading it 
   await expectKpis(page, defaults);
 });
 
-test("fits a phone's width, has no serious accessibility violation, and makes the README's screenshot", async ({ page, request }) => {
+test("the occupancy calendar has each listing's nights as the API gives them, and a listing's row shows that listing", async ({ page, request }) => {
+  const defaults = occupancyAnswer(page);
+  await signIn(page, "manager");
+  const occupancy = await defaults;
+  // The period the page asked for is the dashboard's default one.
+  const metrics = await apiGet<Metrics>(request, "manager", "/reporting/dashboard/metrics");
+  expect([occupancy.startDate, occupancy.endDate]).toEqual([metrics.period.startDate, metrics.period.endDate]);
+  expect(occupancy.byProperty.length).toBeGreaterThan(1);
+  await expectHeatMap(page, occupancy);
+
+  const listing = occupancy.byProperty[0]!;
+  const narrowed = occupancyAnswer(page, listing.listingId);
+  await page.getByTestId("occupancy-heat").locator(`tbody tr[data-listing-id="${listing.listingId}"] a`).click();
+  await expect(page).toHaveURL(new RegExp(`[?&]listingId=${listing.listingId}(&|$)`));
+  const one = await narrowed;
+  expect(one.byProperty.map((p) => p.listingId)).toEqual([listing.listingId]);
+  await expectHeatMap(page, one);
+});
+
+test("fits a phone's width, has no serious accessibility violation, and makes the README's screenshot", async ({ page }) => {
   await page.setViewportSize({ width: 375, height: 800 });
   await signIn(page, "manager");
   await expect(page.getByTestId("kpi-revenue-value")).toBeVisible();
-  await expect(page.getByTestId("occupancy-by-listing")).toBeVisible();
+  await expect(page.getByTestId("occupancy-heat")).toBeVisible();
   await expect(page.getByTestId("arrivals").or(page.getByText("No confirmed stay arrives"))).toBeVisible();
   await expect(page.locator(".dash-plot canvas")).toBeVisible();
   const widths = () =>
@@ -195,33 +262,26 @@ test("fits a phone's width, has no serious accessibility violation, and makes th
   expect(w.scroll, `scrollWidth ${w.scroll} > clientWidth ${w.client}`).toBeLessThanOrEqual(w.client);
   expect(await axeViolations(page)).toEqual([]);
 
-  // With the tables shown and a definition open, still no scrolling and no violation.
+  // The calendar is wider than the phone: it scrolls in its own region, by keyboard too.
+  const calendar = page.getByRole("region", { name: "Occupancy calendar, listings × nights" });
+  expect(await calendar.evaluate((el) => el.scrollWidth > el.clientWidth)).toBe(true);
+  await calendar.focus();
+  await page.keyboard.press("ArrowRight");
+  await expect.poll(() => calendar.evaluate((el) => el.scrollLeft)).toBeGreaterThan(0);
+
+  // With the chart's table shown and a definition open, still no scrolling and no violation.
   await page.getByRole("button", { name: "Show the chart's figures as a table" }).click();
-  await page.getByRole("button", { name: "Show the occupancy by night as a table" }).click();
   await page.getByRole("button", { name: "What is Revenue?" }).focus();
   w = await widths();
   expect(w.scroll, `scrollWidth ${w.scroll} > clientWidth ${w.client}`).toBeLessThanOrEqual(w.client);
   expect(await axeViolations(page)).toEqual([]);
-
-  // The occupancy calendar has the API's nights.
-  const occupancy = await apiGet<{ calendar: { date: string; occupancy: number }[] }>(
-    request,
-    "manager",
-    "/reporting/dashboard/occupancy",
-  );
-  const nights = page.getByTestId("occupancy-table").locator("tbody tr");
-  expect(await nights.evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-date")))).toEqual(
-    occupancy.calendar.map((n) => n.date),
-  );
-  expect((await nights.locator("td:first-of-type").allInnerTexts()).map(numberIn)).toEqual(
-    occupancy.calendar.map((n) => n.occupancy),
-  );
 
   // The README's screenshot, at a desktop's size, once the figures and the chart are there.
   await page.setViewportSize({ width: 1280, height: 900 });
   await page.reload();
   await expect(page.getByTestId("kpi-revenue-value")).toBeVisible();
   await expect(page.locator(".dash-plot canvas")).toBeVisible();
+  await expect(page.getByTestId("occupancy-heat")).toBeVisible();
   await page.getByRole("heading", { level: 1, name: "Dashboard" }).evaluate((h) => (h as HTMLElement).blur());
   const images = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "images");
   mkdirSync(images, { recursive: true });

@@ -1,64 +1,66 @@
-// The occupancy calendar: the nights of the period as a heat map (a week a
-// row, from Monday), with its numbers as a table, and each listing's
-// occupancy over the period, highest first.
+// The occupancy calendar: a heat map of listings × nights (a listing a row,
+// highest occupancy first, each with its occupancy over the period), and a
+// last row of the listings shown summed night by night (the API's calendar). It is a real table: each
+// night and listing a header, each cell's state as text for screen readers.
 import { ErrorMessage, Loading } from "../../ui/Status";
-import { TableToggle } from "./DataTable";
 import { count, day, percent, period } from "./format";
-import { calendarWeeks, heatLegend, heatStep } from "./heat";
+import { heatLegend, heatRows, heatStep, startsMonth, type NightState } from "./heat";
 import type { OccupancyData } from "./types";
 
-const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+const LEGEND: Record<NightState, string> = {
+  booked: "booked",
+  free: "free",
+  unavailable: "unavailable (inactive or blocked)",
+};
 
-function nightText(n: OccupancyData["calendar"][number]): string {
-  return `${day(n.date)}: ${percent(n.occupancy)} (${count(n.bookedNights)} of ${count(n.availableNights)} nights booked)`;
+function NightHeader({ date, index }: { date: string; index: number }) {
+  return (
+    <th scope="col" class="dash-heat-night" data-date={date}>
+      <span aria-hidden="true">
+        <span class="dash-heat-month">{startsMonth(date, index) ? day(date, undefined, { month: "short" }) : ""}</span>
+        <span>{day(date, undefined, { weekday: "narrow" })}</span>
+        <span>{day(date, undefined, { day: "numeric" })}</span>
+      </span>
+      <span class="dash-sr-only">{day(date, undefined, { weekday: "short", day: "numeric", month: "short", year: "numeric" })}</span>
+    </th>
+  );
 }
 
-function Calendar({ data }: { data: OccupancyData }) {
-  const nights = data.calendar;
-  const weeks = calendarWeeks(nights.map((n) => n.date));
+function TotalCell({ night }: { night: OccupancyData["calendar"][number] }) {
+  const rest = ` of ${count(night.availableNights)} available, ${percent(night.occupancy)}`;
+  const step = night.availableNights === 0 ? "blocked" : heatStep(night.occupancy);
   return (
-    <div class="dash-calendar" aria-hidden="true">
-      {WEEKDAYS.map((w) => (
-        <span key={w} class="dash-calendar-weekday">
-          {w.slice(0, 1)}
-        </span>
-      ))}
-      {weeks.flatMap((week, w) =>
-        week.map((index, d) => {
-          const night = index === null ? undefined : nights[index];
-          if (!night) return <span key={`${w}-${d}`} class="dash-cell dash-cell-out" />;
-          const blocked = night.availableNights === 0;
-          const date = new Date(`${night.date}T00:00:00Z`);
-          const first = index === 0 || date.getUTCDate() === 1;
-          return (
-            <span
-              key={night.date}
-              class={`dash-cell ${blocked ? "dash-heat-blocked" : `dash-heat-${heatStep(night.occupancy)}`}`}
-              title={nightText(night)}
-            >
-              {first ? day(night.date, undefined, { day: "numeric", month: "short" }) : date.getUTCDate()}
-            </span>
-          );
-        }),
-      )}
-    </div>
+    <td class={`dash-heat-total dash-heat-${step}`} title={`${day(night.date)}: ${count(night.bookedNights)} booked${rest}`}>
+      {count(night.bookedNights)}
+      <span class="dash-sr-only">{rest}</span>
+    </td>
   );
 }
 
 function Legend() {
   return (
-    <ul class="dash-heat-legend" aria-label="Colour scale">
-      {heatLegend().map(({ step, label }) => (
-        <li key={step}>
-          <span class={`dash-swatch dash-heat-${step}`} aria-hidden="true" />
-          {label}
+    <div class="dash-heat-legends">
+      <ul class="dash-heat-legend" aria-label="A listing's night">
+        {(Object.keys(LEGEND) as NightState[]).map((state) => (
+          <li key={state}>
+            <span class={`dash-swatch dash-night-${state}`} aria-hidden="true" />
+            {LEGEND[state]}
+          </li>
+        ))}
+      </ul>
+      <ul class="dash-heat-legend" aria-label="All listings shown: booked nights, shaded by occupancy">
+        {heatLegend().map(({ step, label }) => (
+          <li key={step}>
+            <span class={`dash-swatch dash-heat-${step}`} aria-hidden="true" />
+            {label}
+          </li>
+        ))}
+        <li>
+          <span class="dash-swatch dash-heat-blocked" aria-hidden="true" />
+          no night available
         </li>
-      ))}
-      <li>
-        <span class="dash-swatch dash-heat-blocked" aria-hidden="true" />
-        no night available
-      </li>
-    </ul>
+      </ul>
+    </div>
   );
 }
 
@@ -76,78 +78,70 @@ export function Occupancy(props: {
       <ErrorMessage error={props.error} />
       {!data && !props.error && <Loading label="Loading the occupancy…" />}
       {data && !props.error && (
-        <div class="dash-occupancy-body">
-          <div>
-            <h3>Night by night</h3>
-            <p class="dash-note">
-              {period(data.startDate, data.endDate)}: booked nights of the listings in scope, out of those available.
-            </p>
-            <Calendar data={data} />
-            <Legend />
-            <TableToggle id="dash-occupancy-table" what="occupancy by night">
-              <table data-testid="occupancy-table">
-                <caption>Occupancy by night, {period(data.startDate, data.endDate)}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Night</th>
-                    <th scope="col">Occupancy</th>
-                    <th scope="col">Booked nights</th>
-                    <th scope="col">Available nights</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.calendar.map((n) => (
-                    <tr key={n.date} data-date={n.date}>
-                      <th scope="row">{day(n.date, undefined, { weekday: "short", day: "numeric", month: "short", year: "numeric" })}</th>
-                      <td>{percent(n.occupancy)}</td>
-                      <td>{count(n.bookedNights)}</td>
-                      <td>{count(n.availableNights)}</td>
-                    </tr>
+        <>
+          <p class="dash-note">
+            {period(data.startDate, data.endDate)}: each listing's nights, highest occupancy first; the last row counts
+            the booked nights of all the listings shown. Choose a listing to see only its figures.
+          </p>
+          <Legend />
+          <div class="dash-scroll dash-heat" role="region" aria-label="Occupancy calendar, listings × nights" tabIndex={0}>
+            <table data-testid="occupancy-heat">
+              <caption class="dash-sr-only">
+                Each listing's nights, {period(data.startDate, data.endDate)}: booked, free or unavailable; the last row
+                counts the booked nights of all the listings shown, out of those available
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col" class="dash-heat-listing">
+                    Listing
+                  </th>
+                  {data.calendar.map((n, i) => (
+                    <NightHeader key={n.date} date={n.date} index={i} />
                   ))}
-                </tbody>
-              </table>
-            </TableToggle>
-          </div>
-          <div>
-            <h3 id="dash-by-listing-heading">By listing</h3>
-            <div class="dash-scroll dash-by-listing" role="region" aria-labelledby="dash-by-listing-heading" tabIndex={0}>
-              <table data-testid="occupancy-by-listing">
-                <caption class="dash-sr-only">Occupancy by listing, {period(data.startDate, data.endDate)}, highest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Listing</th>
-                    <th scope="col" class="dash-num">Occupancy</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.byProperty.map((p) => (
-                    <tr key={p.listingId}>
-                      <th scope="row">
-                        <a
-                          href={props.listingHref(p.listingId)}
-                          onClick={(event) => {
-                            if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
-                            event.preventDefault();
-                            props.onListing(p.listingId);
-                          }}
-                        >
-                          {p.name}
-                        </a>
-                      </th>
-                      <td class="dash-num">
-                        <span class={`dash-swatch dash-heat-${heatStep(p.occupancy)}`} aria-hidden="true" />
-                        <span data-testid="listing-occupancy">{percent(p.occupancy)}</span>
+                </tr>
+              </thead>
+              <tbody>
+                {heatRows(data).map((row) => (
+                  <tr key={row.listingId} data-listing-id={row.listingId}>
+                    <th scope="row" class="dash-heat-listing">
+                      <a
+                        href={props.listingHref(row.listingId)}
+                        title={`Show only ${row.name}`}
+                        onClick={(event) => {
+                          if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+                          event.preventDefault();
+                          props.onListing(row.listingId);
+                        }}
+                      >
+                        <span class="dash-heat-name">{row.name}</span>
                         <span class="dash-sub">
-                          {count(p.bookedNights ?? 0)} of {count(p.availableNights ?? 0)} nights
+                          <span data-testid="listing-occupancy">{percent(row.occupancy)}</span> ·{" "}
+                          {count(row.bookedNights)} of {count(row.availableNights)} nights
                         </span>
+                      </a>
+                    </th>
+                    {row.nights.map((state, i) => (
+                      <td key={i} class={`dash-night dash-night-${state}`}>
+                        <span class="dash-sr-only">{state}</span>
                       </td>
-                    </tr>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+              <tfoot>
+                <tr data-testid="occupancy-totals">
+                  <th scope="row" class="dash-heat-listing">
+                    All listings shown
+                    <span class="dash-sub">booked nights</span>
+                  </th>
+                  {data.calendar.map((n) => (
+                    <TotalCell key={n.date} night={n} />
                   ))}
-                </tbody>
-              </table>
-            </div>
+                </tr>
+              </tfoot>
+            </table>
           </div>
-        </div>
+        </>
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { calendarWeeks, heatLegend, heatStep, weekday } from "./heat";
+import { heatLegend, heatRows, heatStep, nightState, startsMonth } from "./heat";
 
 describe("heatStep", () => {
   it("puts an empty night alone in step 0 and the rest in fifths", () => {
@@ -24,26 +24,61 @@ describe("heatStep", () => {
   });
 });
 
-describe("calendarWeeks", () => {
-  it("numbers weekdays from Monday", () => {
-    expect(weekday("2026-11-30")).toBe(0); // a Monday
-    expect(weekday("2026-11-29")).toBe(6); // a Sunday
+describe("heatRows", () => {
+  const calendar = ["2026-10-30", "2026-10-31", "2026-11-01"].map((date) => ({
+    date,
+    occupancy: 0,
+    bookedNights: 0,
+    availableNights: 0,
+  }));
+  const listing = (name: string, booked: number[], available: number[]) => ({
+    listingId: `id-${name}`,
+    name,
+    occupancy: 50,
+    bookedNights: 1,
+    availableNights: 2,
+    nightly: { bookedNights: booked, availableNights: available },
   });
 
-  it("lays the nights out in weeks from Monday, blanks outside the period", () => {
-    // 2026-10-30 is a Friday; 10 nights to Sunday 8 November.
-    const days = Array.from({ length: 10 }, (_, i) => {
-      const d = new Date(Date.UTC(2026, 9, 30 + i));
-      return d.toISOString().slice(0, 10);
+  it("tells a listing's night booked, free or unavailable, unavailable first", () => {
+    expect(nightState(1, 1)).toBe("booked");
+    expect(nightState(0, 1)).toBe("free");
+    expect(nightState(0, 0)).toBe("unavailable");
+    expect(nightState(1, 0)).toBe("unavailable");
+  });
+
+  it("keeps the listings in the API's order, a state per night of the calendar", () => {
+    const rows = heatRows({
+      startDate: "2026-10-30",
+      endDate: "2026-11-01",
+      calendar,
+      byProperty: [listing("Azul", [1, 0, 0], [1, 1, 0]), listing("Bima", [0, 1, 1], [1, 1, 1])],
     });
-    expect(calendarWeeks(days)).toEqual([
-      [null, null, null, null, 0, 1, 2],
-      [3, 4, 5, 6, 7, 8, 9],
-    ]);
-    expect(calendarWeeks(days.slice(0, 4))).toEqual([
-      [null, null, null, null, 0, 1, 2],
-      [3, null, null, null, null, null, null],
-    ]);
-    expect(calendarWeeks([])).toEqual([]);
+    expect(rows.map((r) => r.name)).toEqual(["Azul", "Bima"]);
+    expect(rows[0]).toEqual({
+      listingId: "id-Azul",
+      name: "Azul",
+      occupancy: 50,
+      bookedNights: 1,
+      availableNights: 2,
+      nights: ["booked", "free", "unavailable"],
+    });
+    expect(rows[1]!.nights).toEqual(["free", "booked", "booked"]);
+  });
+
+  it("counts a night the arrays lack as unavailable, and missing totals as 0", () => {
+    const { bookedNights: _b, availableNights: _a, ...bare } = listing("Cempaka", [1], [1]);
+    const [row] = heatRows({ startDate: "2026-10-30", endDate: "2026-11-01", calendar, byProperty: [bare] });
+    expect(row!.nights).toEqual(["booked", "unavailable", "unavailable"]);
+    expect([row!.bookedNights, row!.availableNights]).toEqual([0, 0]);
+  });
+});
+
+describe("startsMonth", () => {
+  it("names the month over the first night and every 1st", () => {
+    expect(startsMonth("2026-10-30", 0)).toBe(true);
+    expect(startsMonth("2026-10-31", 1)).toBe(false);
+    expect(startsMonth("2026-11-01", 2)).toBe(true);
+    expect(startsMonth("2026-11-10", 11)).toBe(false);
   });
 });

@@ -1,5 +1,7 @@
-// The occupancy heat map: a scale of a few steps (a colour each, darker for
-// fuller), and nights laid out as a calendar, one row per week from Monday.
+// The occupancy heat map of listings × nights: each listing's nights as
+// booked, free or unavailable, and the nights of every listing summed on a
+// scale of a few steps (a colour each, darker for fuller).
+import type { OccupancyData } from "./types";
 
 /** Steps of the scale: 0 is an empty night, 1..5 up to 20, 40, 60, 80, 100%. */
 export const HEAT_STEPS = 5;
@@ -21,26 +23,41 @@ export function heatLegend(): { step: number; label: string }[] {
   return steps;
 }
 
-/** Monday = 0 ... Sunday = 6 of a YYYY-MM-DD day. */
-export function weekday(day: string): number {
-  return (new Date(`${day}T00:00:00Z`).getUTCDay() + 6) % 7;
+/** One listing's night: not available (inactive, or blocked by its owner) comes first. */
+export type NightState = "booked" | "free" | "unavailable";
+
+export function nightState(booked: number, available: number): NightState {
+  if (!(available > 0)) return "unavailable";
+  return booked > 0 ? "booked" : "free";
 }
 
+export type HeatRow = {
+  listingId: string;
+  name: string;
+  occupancy: number;
+  bookedNights: number;
+  availableNights: number;
+  /** One per night of the calendar, in its order. */
+  nights: NightState[];
+};
+
 /**
- * The nights (consecutive days, in order) as weeks of 7 slots from Monday:
- * each slot is the night's index in `days`, or null outside the period.
+ * The heat map's rows, in the API's order (highest occupancy first): a
+ * listing's nightly figures read night by night along the calendar; a night
+ * its arrays lack counts as unavailable rather than shifting the others.
  */
-export function calendarWeeks(days: readonly string[]): (number | null)[][] {
-  const weeks: (number | null)[][] = [];
-  if (days.length === 0) return weeks;
-  let week: (number | null)[] = Array.from({ length: weekday(days[0]!) }, () => null);
-  days.forEach((_, index) => {
-    week.push(index);
-    if (week.length === 7) {
-      weeks.push(week);
-      week = [];
-    }
-  });
-  if (week.length > 0) weeks.push([...week, ...Array.from({ length: 7 - week.length }, () => null)]);
-  return weeks;
+export function heatRows(data: OccupancyData): HeatRow[] {
+  return data.byProperty.map((p) => ({
+    listingId: p.listingId,
+    name: p.name,
+    occupancy: p.occupancy,
+    bookedNights: p.bookedNights ?? 0,
+    availableNights: p.availableNights ?? 0,
+    nights: data.calendar.map((_, i) => nightState(p.nightly.bookedNights[i] ?? 0, p.nightly.availableNights[i] ?? 0)),
+  }));
+}
+
+/** Whether a night's column names its month: the first night, and every 1st. */
+export function startsMonth(date: string, index: number): boolean {
+  return index === 0 || date.endsWith("-01");
 }
