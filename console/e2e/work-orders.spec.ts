@@ -1,12 +1,12 @@
 // The work-order screens against the real platform: a turnover work order
 // with a checklist (a photo item and a pass/fail item) made by a task rule
 // from a stay on the fake PMS; staff filter the list (the URL follows, the
-// rows are the API's), answer the checklist (the photo uploaded from the
+// rows are the API's; due days are the company's), answer the checklist (the photo uploaded from the
 // "camera" input as a field note; a failed item opens a follow-up) and move
 // the status (a hold needs a reason); a viewer is offered no writes.
 import { deflateSync } from "node:zlib";
 import type { APIRequestContext, Page } from "@playwright/test";
-import { apiGet, apiOrigin, apiSend, axeViolations, expect, signIn, test } from "./fixtures";
+import { apiGet, apiOrigin, apiSend, axeViolations, expect, signIn, test, tokenFor } from "./fixtures";
 
 const FAKE_PMS = process.env.FAKE_PMS_URL ?? "http://127.0.0.1:8099";
 /** The fake's listing this spec links to its villa (housekeeping.spec.ts uses 40033). */
@@ -67,9 +67,23 @@ function addDays(date: string, days: number): string {
   return d.toISOString().slice(0, 10);
 }
 
-async function today(request: APIRequestContext): Promise<string> {
+async function businessTimeZone(request: APIRequestContext): Promise<string> {
   const config = (await (await request.get(`${apiOrigin()}/console/config.json`)).json()) as { businessTimeZone: string };
-  return new Intl.DateTimeFormat("en-CA", { timeZone: config.businessTimeZone }).format(new Date());
+  return config.businessTimeZone;
+}
+
+async function today(request: APIRequestContext): Promise<string> {
+  return new Intl.DateTimeFormat("en-CA", { timeZone: await businessTimeZone(request) }).format(new Date());
+}
+
+/** The instant of `time` on `day` in `timeZone`, as RFC 3339 with the zone's offset ("+08:00"). */
+function zonedTime(day: string, time: string, timeZone: string): string {
+  const noon = new Date(`${day}T12:00:00Z`);
+  const name = new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "longOffset" })
+    .formatToParts(noon)
+    .find((p) => p.type === "timeZoneName")!.value;
+  const offset = name === "GMT" ? "+00:00" : name.slice(3);
+  return `${day}T${time}:00${offset}`;
 }
 
 interface Seeded {
@@ -83,6 +97,8 @@ interface Seeded {
 }
 
 let seeded: Seeded | undefined;
+/** Work orders the due-day test made by hand: cancelled afterwards with the rest. */
+const madeByHand: string[] = [];
 
 // Afterwards the listing is unlinked and the booking cancelled (the open work orders of the
 // listing's stays are cancelled with them), and the follow-ups cancelled, so that later runs on
@@ -101,6 +117,9 @@ test.afterAll(async ({ playwright }) => {
   );
   for (const f of followUps.data.filter((w) => w.status !== "CANCELLED" && w.status !== "COMPLETED")) {
     await apiSend(request, "manager", "PATCH", `/maintenance/work-orders/${f.id}`, { status: "CANCELLED", reason: "browser test clean-up" });
+  }
+  for (const id of madeByHand.splice(0)) {
+    await apiSend(request, "manager", "PATCH", `/maintenance/work-orders/${id}`, { status: "CANCELLED", reason: "browser test clean-up" });
   }
   await request.dispose();
 });
@@ -203,6 +222,81 @@ test("staff filter the list: the URL follows and the rows are the API's", async 
   await expect.poll(() => listedIds(page)).toEqual(api.data.map((w) => w.id));
 });
 
+test("staff filter by due day: the company's days, the rows are the API's, a backwards range is the API's error", async ({
+  page,
+  request,
+}) => {
+  const s = await seed(request);
+  const zone = await businessTimeZone(request);
+  // Three work orders of the test's own villa: late on one company day, early on the next, none due.
+  const day = addDays(await today(request), 20);
+  const next = addDays(day, 1);
+  const stamp = Date.now().toString(36).slice(-5);
+  const make = async (title: string, dueDate: string | null) => {
+    const made = await apiSend<{ id: string }>(request, "staff", "POST", "/maintenance/work-orders", {
+      title: `${title} ${stamp}`,
+      villaId: s.villa.id,
+      category: "PLUMBING",
+      priority: "LOW",
+      dueDate,
+    });
+    madeByHand.push(made.id);
+    return made.id;
+  };
+  const late = await make("Tap drips (due late)", zonedTime(day, "23:30", zone));
+  const early = await make("Shower drains slowly (due early)", zonedTime(next, "00:30", zone));
+  const undated = await make("Hose reel (no due date)", null);
+
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await signIn(page, "staff", `/work-orders?villaId=${s.villa.id}`);
+  await expect.poll(() => listedIds(page)).toContain(undated);
+  await page.getByLabel("Due from").fill(next);
+  await expect(page).toHaveURL(new RegExp(`\\?villaId=${s.villa.id}&dueFrom=${next}$`));
+  await page.getByLabel("Due to").fill(next);
+  await expect(page).toHaveURL(new RegExp(`\\?villaId=${s.villa.id}&dueFrom=${next}&dueTo=${next}$`));
+
+  const api = await apiGet<{ data: { id: string }[]; pagination: { total: number } }>(
+    request,
+    "staff",
+    `/maintenance/work-orders?villaId=${s.villa.id}&dueFrom=${next}&dueTo=${next}&page=1&limit=20`,
+  );
+  // The API counts the day in the company's zone: 00:30 on it is in, 23:30 the day before is not.
+  expect(api.data.map((w) => w.id)).toEqual([early]);
+  await expect(page.getByRole("status").filter({ hasText: `${api.pagination.total} work order, page 1 of 1.` })).toBeVisible();
+  await expect.poll(() => listedIds(page)).toEqual(api.data.map((w) => w.id));
+  await expect(page.getByRole("link", { name: `Shower drains slowly (due early) ${stamp}` })).toBeVisible();
+  expect(await axeViolations(page)).toEqual([]);
+  await noSideways(page);
+
+  // Widening to the day before brings the late one in, as the API answers.
+  await page.getByLabel("Due from").fill(day);
+  const both = await apiGet<{ data: { id: string }[] }>(
+    request,
+    "staff",
+    `/maintenance/work-orders?villaId=${s.villa.id}&dueFrom=${day}&dueTo=${next}&page=1&limit=20`,
+  );
+  expect(new Set(both.data.map((w) => w.id))).toEqual(new Set([late, early]));
+  await expect.poll(() => listedIds(page)).toEqual(both.data.map((w) => w.id));
+
+  // A range that ends before it starts: the API's own message, naming dueTo.
+  const backwards = `/maintenance/work-orders?villaId=${s.villa.id}&dueFrom=${addDays(next, 1)}&dueTo=${next}`;
+  const refused = await request.get(`${apiOrigin()}${backwards}`, {
+    headers: { authorization: `Bearer ${await tokenFor(request, "staff")}` },
+  });
+  expect(refused.status()).toBe(400);
+  const { error } = (await refused.json()) as { error: { message: string } };
+  expect(error.message).toContain("dueTo");
+  await page.getByLabel("Due from").fill(addDays(next, 1));
+  await expect(page.getByRole("alert")).toContainText(error.message);
+  await expect(page.locator("table.work-orders")).toHaveCount(0);
+
+  // Clear filters empties the URL's query and both days.
+  await page.getByRole("button", { name: "Clear filters" }).click();
+  await expect(page).toHaveURL(/\/work-orders$/);
+  await expect(page.getByLabel("Due from")).toHaveValue("");
+  await expect(page.getByLabel("Due to")).toHaveValue("");
+});
+
 test("staff answer the checklist with a photo, see the follow-up, and move the status", async ({ page, request }) => {
   const s = await seed(request);
   await page.setViewportSize({ width: 1280, height: 900 });
@@ -277,6 +371,22 @@ test("staff answer the checklist with a photo, see the follow-up, and move the s
   await expect(page.getByRole("heading", { level: 1, name: CHECK_ITEM })).toBeVisible();
   await expect(page.getByText("Inspection follow-up")).toBeVisible();
   await expect(page.getByRole("link", { name: "the inspection whose checklist item failed" })).toBeVisible();
+});
+
+test("Cancel work order is offered as GET /me's maintenance permissions say", async ({ page, request }) => {
+  const s = await seed(request);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  for (const role of ["manager", "staff"] as const) {
+    const me = await apiGet<{ permissions: { maintenance: string[] } }>(request, role, "/me");
+    await signIn(page, role, `/work-orders/${s.order.id}`);
+    await expect(page.getByRole("heading", { level: 1, name: s.order.title })).toBeVisible();
+    const moves = page.getByRole("group", { name: "Change the status" });
+    await expect(moves.getByRole("button").first()).toBeVisible();
+    await expect(moves.getByRole("button", { name: "Cancel work order" })).toHaveCount(
+      me.permissions.maintenance.includes("manage") ? 1 : 0,
+    );
+    await page.getByRole("button", { name: "Sign out" }).click();
+  }
 });
 
 test("a viewer reads the list and a work order but is offered no writes", async ({ page, request }) => {

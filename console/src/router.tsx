@@ -11,6 +11,7 @@ function currentPath(): string {
   return path.replace(/\/+$/, "") || "/";
 }
 
+/** The event navigate() dispatches: pushState itself fires none. */
 const NAVIGATE = "console:navigate";
 
 export function navigate(path: string): void {
@@ -18,17 +19,23 @@ export function navigate(path: string): void {
   dispatchEvent(new Event(NAVIGATE));
 }
 
+/**
+ * Calls `listener` whenever the URL changes: navigate() here, or the
+ * browser's Back and Forward (popstate). Returns the unsubscribe, ready to be
+ * a useEffect cleanup.
+ */
+export function onNavigate(listener: () => void): () => void {
+  addEventListener("popstate", listener);
+  addEventListener(NAVIGATE, listener);
+  return () => {
+    removeEventListener("popstate", listener);
+    removeEventListener(NAVIGATE, listener);
+  };
+}
+
 export function usePath(): string {
   const [path, setPath] = useState(currentPath);
-  useEffect(() => {
-    const update = () => setPath(currentPath());
-    addEventListener("popstate", update);
-    addEventListener(NAVIGATE, update);
-    return () => {
-      removeEventListener("popstate", update);
-      removeEventListener(NAVIGATE, update);
-    };
-  }, []);
+  useEffect(() => onNavigate(() => setPath(currentPath())), []);
   return path;
 }
 

@@ -1,7 +1,8 @@
 // Who is signed in and what they may do. `/console/config.json` (served
 // with the console) says how to sign in and the company's time zone; `GET /me`
-// lists the operations the caller's roles allow, from the API's one
-// permission table, so the console never keeps a copy of it.
+// lists the operations the caller's roles allow, and what they grant per
+// area, from the API's one permission table, so the console never keeps a
+// copy of it.
 import { createContext, type ComponentChildren } from "preact";
 import { useContext } from "preact/hooks";
 import type { components } from "./api/schema";
@@ -14,12 +15,21 @@ export interface ConsoleConfig {
 }
 
 export type Me = components["schemas"]["Me"];
+/** An area of the platform, as `GET /me`'s `permissions` names it. */
+export type Area = keyof components["schemas"]["Permissions"];
+/** What a role may do in an area (the API's access levels). */
+export type Access = "read" | "write" | "delete" | "manage";
 
 export interface Session {
   config: ConsoleConfig;
   me: Me;
   /** Whether the caller may call `method path` (the path as the API describes it). */
   may: (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string) => boolean;
+  /**
+   * Whether the caller's roles grant `access` in `area`: for what a route
+   * alone does not show (cancelling a work order needs maintenance manage).
+   */
+  grants: (area: Area, access: Access) => boolean;
   signOut: () => void;
 }
 
@@ -31,7 +41,13 @@ export async function loadConfig(signal?: AbortSignal): Promise<ConsoleConfig> {
 
 export function makeSession(config: ConsoleConfig, me: Me, signOut: () => void): Session {
   const allowed = new Set(me.operations);
-  return { config, me, may: (method, path) => allowed.has(`${method} ${path}`), signOut };
+  return {
+    config,
+    me,
+    may: (method, path) => allowed.has(`${method} ${path}`),
+    grants: (area, access) => me.permissions[area].includes(access),
+    signOut,
+  };
 }
 
 const SessionContext = createContext<Session | null>(null);

@@ -7,6 +7,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { api } from "../api/client";
 import { unwrap } from "../api/errors";
 import { useApi } from "../api/useApi";
+import { onNavigate } from "../router";
 import { useSession } from "../session";
 import { ErrorMessage, Loading } from "../ui/Status";
 import { Page } from "../ui/Page";
@@ -49,16 +50,8 @@ export function DashboardPage() {
 function Dashboard() {
   const { config } = useSession();
   const [view, setViewState] = useState<View>(() => parseView(location.search));
-  // Back/forward, and the navigation's own link to "/" (router.tsx's event), read the URL again.
-  useEffect(() => {
-    const onUrl = () => setViewState(parseView(location.search));
-    addEventListener("popstate", onUrl);
-    addEventListener("console:navigate", onUrl);
-    return () => {
-      removeEventListener("popstate", onUrl);
-      removeEventListener("console:navigate", onUrl);
-    };
-  }, []);
+  // Back/forward, and the navigation's own link to "/", read the URL again.
+  useEffect(() => onNavigate(() => setViewState(parseView(location.search))), []);
   /** A new view: into the URL (replacing the entry: the URL is the view to share), then on screen. */
   const setView = useCallback((next: View) => {
     history.replaceState(history.state, "", location.pathname + viewToSearch(next));

@@ -5,12 +5,12 @@
 // GET /reporting/export lists every caller's exports, newest first (each
 // names who asked for it); an export PROCESSING in that list, or requested
 // here, is followed through GET /reporting/export/{exportId} as its
-// Retry-After says, waiting out 429s (sync/follow.ts).
+// Retry-After says, waiting out 429s (api/poll.ts).
 import type { JSX } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api/client";
 import { ApiError, apiMessage, unwrap } from "../api/errors";
-import { retryAfterMs } from "../api/poll";
+import { follow, retryAfterMs, untilAllowed } from "../api/poll";
 import type { components } from "../api/schema";
 import { useApi } from "../api/useApi";
 import { formatDate, formatDateTime } from "../format";
@@ -19,7 +19,6 @@ import { Page } from "../ui/Page";
 import { ErrorMessage, Loading } from "../ui/Status";
 import { fileNameFromDisposition, saveBlob } from "./exports/download";
 import { fieldErrors, type FieldErrors } from "./exports/fieldErrors";
-import { follow, untilAllowed } from "./sync/follow";
 import { Bar, formatCount, RateLimitWait, StatusBadge } from "./sync/Live";
 import "./exports/exports.css";
 

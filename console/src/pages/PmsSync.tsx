@@ -4,20 +4,19 @@
 //
 // The /reporting/sync/* routes allow 5 requests a minute per caller, the runs
 // list included: every call here waits out a 429 as its Retry-After says
-// (sync/follow.ts) and keeps the run's last progress on screen meanwhile. A
+// (api/poll.ts) and keeps the run's last progress on screen meanwhile. A
 // finished run is put into the list from its own last answer, so finishing
 // costs no extra request.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api/client";
 import { unwrap } from "../api/errors";
-import { retryAfterMs } from "../api/poll";
+import { follow, retryAfterMs, untilAllowed } from "../api/poll";
 import { useApi } from "../api/useApi";
 import type { components } from "../api/schema";
 import { formatDateTime } from "../format";
 import { useSession } from "../session";
 import { Page } from "../ui/Page";
 import { ErrorMessage, Loading } from "../ui/Status";
-import { follow, untilAllowed } from "./sync/follow";
 import { Bar, formatCount, RateLimitWait, StatusBadge } from "./sync/Live";
 import {
   ENTITY_LABELS,

@@ -2,11 +2,10 @@
 // acknowledge; resolve with the action taken. The alerts are raised by
 // worker-alerts (docs/api/inventory.md); people only acknowledge and resolve.
 //
-// `GET /inventory/alerts` pages newest first and filters one status at a
-// time, so the open view reads every page of ACTIVE and of ACKNOWLEDGED
-// (there is at most one open alert per item and type) and orders them by
-// severity here, paging on screen; the resolved view pages as the API does.
-import { useRef, useState } from "preact/hooks";
+// Both views page as the API does: the open view asks for `status=OPEN`
+// (ACTIVE and ACKNOWLEDGED) `sort=SEVERITY` and groups each page under its
+// severities' headings (a severity may go on over the next page).
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api/client";
 import { unwrap } from "../api/errors";
 import { useApi } from "../api/useApi";
@@ -16,14 +15,11 @@ import { Page } from "../ui/Page";
 import { AlertCard, type AlertPermissions } from "./stock-alerts/AlertCard";
 import {
   allPages,
-  clampPage,
-  countBySeverity,
   groupBySeverity,
   humanize,
-  pageSlice,
-  sortOpenAlerts,
+  pageCount,
   type Alert,
-  type AlertStatus,
+  type AlertQuery,
   type AlertType,
 } from "./stock-alerts/alerts";
 import { Pager } from "./stock-alerts/Pager";
@@ -31,7 +27,7 @@ import "./stock-alerts/stock-alerts.css";
 
 /** Alerts shown per page. */
 const PAGE_SIZE = 20;
-/** The API's largest page, and how many of them the open view reads per status. */
+/** The API's largest page, and how many of them the property filter reads. */
 const FETCH_LIMIT = 100;
 const FETCH_MAX_PAGES = 10;
 
@@ -45,14 +41,17 @@ interface Filters {
   propertyId: string;
 }
 
-function listAlerts(filters: Filters, status: AlertStatus, page: number, limit: number, signal: AbortSignal) {
+/** One page of alerts: the open ones most severe first, the resolved ones newest first. */
+function listAlerts(filters: Filters, page: number, signal: AbortSignal) {
+  const query: AlertQuery =
+    filters.view === "open" ? { status: "OPEN", sort: "SEVERITY" } : { status: "RESOLVED", sort: "NEWEST" };
   return api
     .GET("/inventory/alerts", {
       params: {
         query: {
-          status,
+          ...query,
           page,
-          limit,
+          limit: PAGE_SIZE,
           type: filters.type || undefined,
           propertyId: filters.propertyId || undefined,
         },
@@ -62,15 +61,20 @@ function listAlerts(filters: Filters, status: AlertStatus, page: number, limit: 
     .then(unwrap);
 }
 
-/** Every open alert (ACTIVE and ACKNOWLEDGED), in the screen's order. */
-async function loadOpen(filters: Filters, signal: AbortSignal) {
-  const read = (status: AlertStatus) =>
-    allPages((page) => listAlerts(filters, status, page, FETCH_LIMIT, signal), FETCH_MAX_PAGES);
-  const [active, acknowledged] = await Promise.all([read("ACTIVE"), read("ACKNOWLEDGED")]);
-  // One acknowledged between the two reads may come twice: keep one.
-  const byId = new Map<string, Alert>();
-  for (const alert of [...active.items, ...acknowledged.items]) byId.set(alert.id, alert);
-  return { alerts: sortOpenAlerts([...byId.values()]), total: active.total + acknowledged.total };
+/**
+ * The page of alerts asked for; when it came back empty although there are
+ * alerts (the last ones of the last page were resolved), the last page there is.
+ */
+function usePageOfAlerts(filters: Filters, round: number) {
+  const [page, setPage] = useState(1);
+  const list = useApi((signal) => listAlerts(filters, page, signal), [page, round]);
+  const pagination = list.data?.pagination;
+  useEffect(() => {
+    if (pagination && list.data?.data.length === 0 && pagination.total > 0 && pagination.page > 1) {
+      setPage(pageCount(pagination.total, pagination.limit));
+    }
+  }, [pagination]);
+  return { list, setPage };
 }
 
 function useProperties() {
@@ -163,30 +167,22 @@ function OpenAlerts(props: {
   /** Changes after each change the API accepted, and on Refresh: load again. */
   round: number;
 }) {
-  const { filters } = props;
-  const [page, setPage] = useState(1);
-  const open = useApi((signal) => loadOpen(filters, signal), [filters.type, filters.propertyId, props.round]);
+  const { list: open, setPage } = usePageOfAlerts(props.filters, props.round);
   if (!open.data)
     return open.error ? <ErrorMessage error={open.error} /> : <Loading label="Loading the open alerts…" />;
 
-  const { alerts, total } = open.data;
-  const current = clampPage(page, alerts.length, PAGE_SIZE);
-  const counts = countBySeverity(alerts);
+  const { data, pagination } = open.data;
   return (
     <section aria-labelledby="sa-open-heading">
       <h2 id="sa-open-heading">Open alerts</h2>
       {open.loading && <Loading label="Updating the list…" />}
       <ErrorMessage error={open.error} />
-      {alerts.length === 0 ? (
+      {pagination.total === 0 ? (
         <p>No open alerts.</p>
       ) : (
-        <p class="sa-summary">
-          {counts.map((c) => `${c.count} ${humanize(c.severity).toLowerCase()}`).join(", ")}
-          {total > alerts.length &&
-            ` — showing the newest ${alerts.length} of ${total}; narrow the list with the filters`}
-        </p>
+        <p class="sa-summary">{pagination.total} open, most severe first</p>
       )}
-      {groupBySeverity(pageSlice(alerts, current, PAGE_SIZE)).map((group) => (
+      {groupBySeverity(data).map((group) => (
         <section
           key={group.severity}
           class="sa-group"
@@ -203,18 +199,20 @@ function OpenAlerts(props: {
           />
         </section>
       ))}
-      <Pager label="Pages of open alerts" page={current} count={alerts.length} size={PAGE_SIZE} onPage={setPage} />
+      <Pager
+        label="Pages of open alerts"
+        page={pagination.page}
+        count={pagination.total}
+        size={pagination.limit}
+        disabled={open.loading}
+        onPage={setPage}
+      />
     </section>
   );
 }
 
 function ResolvedAlerts(props: { filters: Filters; timeZone: string; round: number }) {
-  const { filters } = props;
-  const [page, setPage] = useState(1);
-  const resolved = useApi(
-    (signal) => listAlerts(filters, "RESOLVED", page, PAGE_SIZE, signal),
-    [filters.type, filters.propertyId, page, props.round],
-  );
+  const { list: resolved, setPage } = usePageOfAlerts(props.filters, props.round);
   if (!resolved.data) {
     return resolved.error ? <ErrorMessage error={resolved.error} /> : <Loading label="Loading the resolved alerts…" />;
   }
@@ -224,7 +222,7 @@ function ResolvedAlerts(props: { filters: Filters; timeZone: string; round: numb
       <h2 id="sa-resolved-heading">Resolved alerts</h2>
       {resolved.loading && <Loading label="Updating the list…" />}
       <ErrorMessage error={resolved.error} />
-      {data.length === 0 ? (
+      {pagination.total === 0 ? (
         <p>No resolved alerts.</p>
       ) : (
         <p class="sa-summary">{pagination.total} resolved, newest first</p>
@@ -240,7 +238,7 @@ function ResolvedAlerts(props: { filters: Filters; timeZone: string; round: numb
         label="Pages of resolved alerts"
         page={pagination.page}
         count={pagination.total}
-        size={PAGE_SIZE}
+        size={pagination.limit}
         disabled={resolved.loading}
         onPage={setPage}
       />

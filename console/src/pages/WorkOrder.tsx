@@ -186,7 +186,7 @@ function Comments({ w, canComment, timeZone, onAdded }: { w: Detail; canComment:
 }
 
 export function WorkOrderPage({ id }: { id: string }) {
-  const { config, may } = useSession();
+  const { config, may, grants } = useSession();
   const tz = config.businessTimeZone;
   const order = useApi(
     (signal) => api.GET("/maintenance/work-orders/{id}", { params: { path: { id } }, signal }).then(unwrap),
@@ -200,8 +200,8 @@ export function WorkOrderPage({ id }: { id: string }) {
 
   // Each write is offered only to roles the API lets make it (GET /me's operations).
   const canMove = may("PATCH", "/maintenance/work-orders/{id}");
-  // Cancelling needs the maintenance managing right, which the task-rule routes need too.
-  const canCancel = may("POST", "/maintenance/task-rules");
+  // Cancelling is a status change the PATCH route allows only with maintenance manage.
+  const canCancel = grants("maintenance", "manage");
   const canAssign = may("POST", "/maintenance/work-orders/{id}/assign") && !closed;
   const canAnswer = may("PATCH", "/maintenance/work-orders/{id}/checklist/{itemId}") && may("POST", "/maintenance/field-notes") && !closed;
   const canComment = may("POST", "/maintenance/work-orders/{id}/comments");

@@ -1,6 +1,6 @@
 // The work-order list (GET /maintenance/work-orders), newest first, with the
-// API's filters (status, villa, category, source, priority) and its paging,
-// all in the URL's query so a filtered list can be bookmarked and shared.
+// API's filters (status, villa, category, source, priority, due days) and its
+// paging, all in the URL's query so a filtered list can be bookmarked and shared.
 import { api } from "../api/client";
 import { unwrap } from "../api/errors";
 import { useApi } from "../api/useApi";
@@ -44,6 +44,37 @@ function Select<K extends string>({
           </option>
         ))}
       </select>
+    </div>
+  );
+}
+
+/** A day input; empty means no bound. The API reads the day as the company's. */
+function DayInput({
+  id,
+  label,
+  value,
+  min,
+  max,
+  onChange,
+}: {
+  id: string;
+  label: string;
+  value: string | undefined;
+  min?: string;
+  max?: string;
+  onChange: (value: string | undefined) => void;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type="date"
+        value={value ?? ""}
+        min={min}
+        max={max}
+        onChange={(e) => onChange((e.currentTarget as HTMLInputElement).value || undefined)}
+      />
     </div>
   );
 }
@@ -102,6 +133,11 @@ export function WorkOrdersPage() {
             onChange={(source) => refilter({ source })} />
           <Select id="f-priority" label="Priority" value={filters.priority} options={entries(PRIORITY_LABELS)}
             onChange={(priority) => refilter({ priority })} />
+          {/* min and max only guide the date picker: the API judges the range and names what is wrong. */}
+          <DayInput id="f-due-from" label="Due from" value={filters.dueFrom} max={filters.dueTo}
+            onChange={(dueFrom) => refilter({ dueFrom })} />
+          <DayInput id="f-due-to" label="Due to" value={filters.dueTo} min={filters.dueFrom}
+            onChange={(dueTo) => refilter({ dueTo })} />
           {isFiltered(filters) && (
             <div class="field">
               <button type="button" onClick={() => setQuery({})}>
@@ -113,7 +149,8 @@ export function WorkOrdersPage() {
         <ErrorMessage error={villas.error} />
         <ErrorMessage error={list.error} />
         {list.loading && <Loading label="Loading work orders…" />}
-        {list.data && (
+        {/* After a refused request the rows on hand answer other filters: show none. */}
+        {list.data && !list.error && (
           <>
             <p class="list-summary" role="status">
               {total === 0

@@ -1,54 +1,23 @@
 // The stock alerts screen's own logic, kept apart from its components so the
-// unit tests reach it: severity order, grouping, paging, the resolution
-// actions and how an alert's figures read.
-import type { components } from "../../api/schema";
+// unit tests reach it: grouping by severity, paging, the resolution actions
+// and how an alert's figures read.
+import type { components, operations } from "../../api/schema";
 import { formatDate } from "../../format";
 
 export type Alert = components["schemas"]["Alert"];
 export type ResolutionAction = components["schemas"]["AlertResolution"]["action"];
 export type Pagination = components["schemas"]["Pagination"];
 
-/** The list's filters, as `GET /inventory/alerts` names them. */
-export type AlertStatus = "ACTIVE" | "ACKNOWLEDGED" | "RESOLVED";
-export type AlertType = "LOW_STOCK" | "CONDITION" | "EXPIRY";
-
-/** Most severe first; a severity the console does not know sorts last. */
-export const SEVERITIES = ["CRITICAL", "WARNING"] as const;
-
-export function severityRank(severity: string): number {
-  const rank = (SEVERITIES as readonly string[]).indexOf(severity);
-  return rank === -1 ? SEVERITIES.length : rank;
-}
-
-/** ACTIVE before ACKNOWLEDGED: nobody has looked at it yet. */
-function statusRank(status: string): number {
-  return status === "ACTIVE" ? 0 : status === "ACKNOWLEDGED" ? 1 : 2;
-}
-
-/**
- * Open alerts in the order the screen shows them: most severe first, then
- * those nobody has acknowledged, then newest first (the API's own order),
- * the id last so that equal alerts keep one order between reloads.
- */
-export function compareOpenAlerts(a: Alert, b: Alert): number {
-  return (
-    severityRank(a.severity) - severityRank(b.severity) ||
-    statusRank(a.status) - statusRank(b.status) ||
-    Date.parse(b.createdAt) - Date.parse(a.createdAt) ||
-    (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
-  );
-}
-
-export function sortOpenAlerts(alerts: readonly Alert[]): Alert[] {
-  return [...alerts].sort(compareOpenAlerts);
-}
+/** The list's query, as `GET /inventory/alerts` takes it. */
+export type AlertQuery = NonNullable<operations["inventory_alerts_list"]["parameters"]["query"]>;
+export type AlertType = NonNullable<AlertQuery["type"]>;
 
 export interface SeverityGroup {
   severity: string;
   alerts: Alert[];
 }
 
-/** Runs of one severity, in the order given (sort first). */
+/** Runs of one severity, in the order given (the API's, by severity). */
 export function groupBySeverity(alerts: readonly Alert[]): SeverityGroup[] {
   const groups: SeverityGroup[] = [];
   for (const alert of alerts) {
@@ -57,15 +26,6 @@ export function groupBySeverity(alerts: readonly Alert[]): SeverityGroup[] {
     else groups.push({ severity: alert.severity, alerts: [alert] });
   }
   return groups;
-}
-
-/** How many alerts of each severity, most severe first (only those present). */
-export function countBySeverity(alerts: readonly Alert[]): { severity: string; count: number }[] {
-  const counts = new Map<string, number>();
-  for (const alert of alerts) counts.set(alert.severity, (counts.get(alert.severity) ?? 0) + 1);
-  return [...counts]
-    .map(([severity, count]) => ({ severity, count }))
-    .sort((a, b) => severityRank(a.severity) - severityRank(b.severity) || a.severity.localeCompare(b.severity));
 }
 
 /** "CRITICAL" → "Critical", "LOW_STOCK" → "Low stock": the API's codes in words. */
@@ -150,16 +110,7 @@ export async function allPages<T>(
   return { items, total };
 }
 
-/** Pages of `size` over `count` records: at least one page, `page` kept within them. */
+/** Pages of `size` over `count` records: at least one page. */
 export function pageCount(count: number, size: number): number {
   return Math.max(1, Math.ceil(count / size));
-}
-
-export function clampPage(page: number, count: number, size: number): number {
-  return Math.min(Math.max(1, page), pageCount(count, size));
-}
-
-export function pageSlice<T>(items: readonly T[], page: number, size: number): T[] {
-  const start = (clampPage(page, items.length, size) - 1) * size;
-  return items.slice(start, start + size);
 }

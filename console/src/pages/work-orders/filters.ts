@@ -1,5 +1,6 @@
 // The work-order list's filters, read from and written to the URL's query
-// (`?status=OPEN&villaId=...&page=2`): what the API's list route filters on.
+// (`?status=OPEN&villaId=...&dueFrom=2026-12-01&page=2`): what the API's list
+// route filters on.
 import type { operations } from "../../api/schema";
 import {
   CATEGORY_LABELS,
@@ -20,6 +21,10 @@ export interface Filters {
   category?: WorkOrderCategory;
   source?: WorkOrderSource;
   priority?: Priority;
+  /** Due on or after this day, `YYYY-MM-DD` (the company's day; the API reads it so). */
+  dueFrom?: string;
+  /** Due on or before this day (inclusive). */
+  dueTo?: string;
   page: number;
 }
 
@@ -34,10 +39,24 @@ function oneOf<K extends string>(labels: Record<K, string>, value: string | null
   return Object.hasOwn(labels, upper) ? (upper as K) : undefined;
 }
 
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** `value` when it is a calendar day written `YYYY-MM-DD` (what a date input gives). */
+function day(value: string | null): string | undefined {
+  const m = value ? DAY.exec(value) : null;
+  if (!m) return undefined;
+  const [year, month, date] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const utc = new Date(Date.UTC(year, month - 1, date));
+  return utc.getUTCFullYear() === year && utc.getUTCMonth() === month - 1 && utc.getUTCDate() === date
+    ? value!
+    : undefined;
+}
+
 /**
  * The filters a query string asks for. A value the API would refuse (an
  * unknown status, a malformed villa id, page 0) is left out rather than
- * turned into an error page: the list then shows what it can.
+ * turned into an error page: the list then shows what it can. A range that
+ * ends before it starts is kept: the API says what is wrong with it.
  */
 export function parseFilters(params: URLSearchParams): Filters {
   const villaId = params.get("villaId") ?? undefined;
@@ -48,6 +67,8 @@ export function parseFilters(params: URLSearchParams): Filters {
     category: oneOf(CATEGORY_LABELS, params.get("category")),
     source: oneOf(SOURCE_LABELS, params.get("source")),
     priority: oneOf(PRIORITY_LABELS, params.get("priority")),
+    dueFrom: day(params.get("dueFrom")),
+    dueTo: day(params.get("dueTo")),
     page: Number.isInteger(page) && page >= 1 ? page : 1,
   };
 }
@@ -60,6 +81,8 @@ export function filterQuery(filters: Filters): Record<string, string | number | 
     category: filters.category,
     source: filters.source,
     priority: filters.priority,
+    dueFrom: filters.dueFrom,
+    dueTo: filters.dueTo,
     page: filters.page > 1 ? filters.page : undefined,
   };
 }
@@ -72,6 +95,8 @@ export function apiQuery(filters: Filters): ListQuery {
   if (filters.category) query.category = filters.category;
   if (filters.source) query.source = filters.source;
   if (filters.priority) query.priority = filters.priority;
+  if (filters.dueFrom) query.dueFrom = filters.dueFrom;
+  if (filters.dueTo) query.dueTo = filters.dueTo;
   return query;
 }
 
@@ -82,5 +107,13 @@ export function pageCount(total: number, limit = PAGE_SIZE): number {
 
 /** Whether any filter narrows the list (for the "clear filters" control and the empty message). */
 export function isFiltered(filters: Filters): boolean {
-  return Boolean(filters.status || filters.villaId || filters.category || filters.source || filters.priority);
+  return Boolean(
+    filters.status ||
+      filters.villaId ||
+      filters.category ||
+      filters.source ||
+      filters.priority ||
+      filters.dueFrom ||
+      filters.dueTo,
+  );
 }

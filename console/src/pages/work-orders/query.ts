@@ -2,10 +2,7 @@
 // screen can be bookmarked, shared and walked back with the browser's Back.
 // The router (src/router.tsx) routes on the path only; this follows the query.
 import { useEffect, useState } from "preact/hooks";
-import { BASE, navigate } from "../../router";
-
-/** The router's own event (router.tsx dispatches it on every navigate()). */
-const NAVIGATE = "console:navigate";
+import { BASE, navigate, onNavigate } from "../../router";
 
 function currentSearch(): string {
   return location.search;
@@ -36,15 +33,7 @@ export function toQuery(values: Record<string, string | number | undefined | nul
  */
 export function useQuery(): [URLSearchParams, (values: Record<string, string | number | undefined | null>) => void] {
   const [search, setSearch] = useState(currentSearch);
-  useEffect(() => {
-    const update = () => setSearch(currentSearch());
-    addEventListener("popstate", update);
-    addEventListener(NAVIGATE, update);
-    return () => {
-      removeEventListener("popstate", update);
-      removeEventListener(NAVIGATE, update);
-    };
-  }, []);
+  useEffect(() => onNavigate(() => setSearch(currentSearch())), []);
   const set = (values: Record<string, string | number | undefined | null>) => {
     const next = toQuery(values);
     if (next !== location.search) navigate(currentPath() + next);
