@@ -1,5 +1,5 @@
-// The status moves a work order offers (moves.ts), made with PATCH
-// /maintenance/work-orders/{id}. A move that needs words (a hold reason, a
+// The status moves a work order offers (moves.ts, from the detail's
+// nextStatuses), made with PATCH /maintenance/work-orders/{id}. A move that needs words (a hold reason, a
 // reopen reason) or cannot be undone (cancelling) asks in a small form first.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../../api/client";
@@ -20,7 +20,7 @@ export function StatusMoves({
   access: { write: boolean; cancel: boolean };
   onMoved: (detail: Detail, move: Move) => void;
 }) {
-  const moves = allowedMoves(detail.status, access);
+  const moves = allowedMoves(detail.status, detail.nextStatuses, access);
   const [chosen, setChosen] = useState<Move | null>(null);
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);

@@ -1,18 +1,11 @@
-// The status moves a work order offers: the API's transitions
-// (docs/api/maintenance.md, "Work orders start OPEN"), what each needs said,
-// and who may make them. The API stays the judge: a move it refuses shows
-// its message; this only keeps the console from offering what cannot work.
+// The status moves a work order offers: the ones its detail lists
+// (`nextStatuses`, with the member each needs), worded for the console, and
+// offered only to who may make them. The API stays the judge: a move it
+// refuses shows its message.
+import type { components } from "../../api/schema";
 import type { WorkOrderStatus } from "./labels";
 
-/** The API's transitions, as the work-order update route documents them. */
-export const TRANSITIONS: Record<WorkOrderStatus, WorkOrderStatus[]> = {
-  OPEN: ["IN_PROGRESS", "CANCELLED"],
-  ASSIGNED: ["IN_PROGRESS", "OPEN", "CANCELLED"],
-  IN_PROGRESS: ["ON_HOLD", "COMPLETED", "CANCELLED"],
-  ON_HOLD: ["IN_PROGRESS", "CANCELLED"],
-  COMPLETED: ["IN_PROGRESS"],
-  CANCELLED: [],
-};
+type StatusMove = components["schemas"]["StatusMove"];
 
 /** What the move's text box sends, and whether the API needs it. */
 export interface MoveNote {
@@ -34,47 +27,49 @@ export interface Move {
   confirm: boolean;
 }
 
-function describe(from: WorkOrderStatus, to: WorkOrderStatus): Move {
-  const move = describeMove(from, to);
-  return { ...move, confirm: move.note.required || to === "COMPLETED" || to === "CANCELLED" };
-}
-
-function describeMove(from: WorkOrderStatus, to: WorkOrderStatus): Omit<Move, "confirm"> {
+/** The button's words and the text box's label; what is required is the API's say. */
+function wording(from: WorkOrderStatus, to: WorkOrderStatus): { action: string; label: string } {
   switch (to) {
     case "ON_HOLD":
-      return { to, action: "Put on hold", note: { field: "holdReason", label: "Why is it on hold?", required: true } };
+      return { action: "Put on hold", label: "Why is it on hold?" };
     case "COMPLETED":
-      return { to, action: "Complete", note: { field: "completionNotes", label: "Completion notes", required: false } };
+      return { action: "Complete", label: "Completion notes" };
     case "CANCELLED":
-      return { to, action: "Cancel work order", note: { field: "reason", label: "Why cancel it?", required: false } };
+      return { action: "Cancel work order", label: "Why cancel it?" };
     case "OPEN":
-      return { to, action: "Unassign (back to open)", note: { field: "reason", label: "Reason", required: false } };
+      return { action: "Unassign (back to open)", label: "Reason" };
     case "IN_PROGRESS":
-      if (from === "COMPLETED") {
-        return { to, action: "Reopen", note: { field: "reason", label: "Why reopen it?", required: true } };
-      }
-      return {
-        to,
-        action: from === "ON_HOLD" ? "Resume" : "Start work",
-        note: { field: "reason", label: "Reason", required: false },
-      };
+      if (from === "COMPLETED") return { action: "Reopen", label: "Why reopen it?" };
+      return { action: from === "ON_HOLD" ? "Resume" : "Start work", label: "Reason" };
     default:
-      return { to, action: to, note: { field: "reason", label: "Reason", required: false } };
+      return { action: to, label: "Reason" };
   }
 }
 
+function describe(from: WorkOrderStatus, next: StatusMove): Move {
+  const to = next.status;
+  const { action, label } = wording(from, to);
+  const needed = next.requires === "holdReason" || next.requires === "reason" ? next.requires : null;
+  // Without a required member, the text still goes somewhere useful.
+  const field = needed ?? (to === "COMPLETED" ? "completionNotes" : to === "ON_HOLD" ? "holdReason" : "reason");
+  const note: MoveNote = { field, label, required: needed !== null };
+  return { to, action, note, confirm: note.required || to === "COMPLETED" || to === "CANCELLED" };
+}
+
 /**
- * The moves to offer from `from`: none without write access; cancelling only
- * to those the API lets cancel (managers and admins).
+ * The moves to offer from `from`, given the detail's `nextStatuses`: none
+ * without write access; cancelling only to those the API lets cancel
+ * (maintenance manage).
  */
 export function allowedMoves(
   from: WorkOrderStatus,
+  nextStatuses: StatusMove[],
   access: { write: boolean; cancel: boolean },
 ): Move[] {
   if (!access.write) return [];
-  return (TRANSITIONS[from] ?? [])
-    .filter((to) => to !== "CANCELLED" || access.cancel)
-    .map((to) => describe(from, to));
+  return nextStatuses
+    .filter((next) => next.status !== "CANCELLED" || access.cancel)
+    .map((next) => describe(from, next));
 }
 
 /** The PATCH body of a move with the text typed for it (left out when blank). */
