@@ -27,7 +27,7 @@ export function Arrivals(props: { stays: Stay[] | undefined; error: unknown; bus
       {stays && !props.error && stays.length > 0 && (
         <div class="dash-scroll" role="region" aria-labelledby="dash-arrivals-heading" tabIndex={0}>
           <table data-testid="arrivals" class="dash-stack">
-            <caption class="dash-sr-only">Confirmed stays arriving from today on, and those in progress, soonest first</caption>
+            <caption class="visually-hidden">Confirmed stays arriving from today on, and those in progress, soonest first</caption>
             <thead>
               <tr>
                 <th scope="col">Check-in</th>

@@ -13,7 +13,7 @@ export function TableToggle(props: { id: string; what: string; children: Compone
       {/* A focusable region: a wide table scrolls inside it, never the page. */}
       <div
         id={props.id}
-        class={shown ? "dash-scroll" : "dash-sr-only"}
+        class={shown ? "dash-scroll" : "visually-hidden"}
         role="region"
         aria-label={`${props.what} (table)`}
         tabIndex={shown ? 0 : undefined}

@@ -84,7 +84,7 @@ export function Kpis({ metrics, busy }: { metrics: Metrics; busy: boolean }) {
   const previousPeriod = period(metrics.previousPeriod.startDate, metrics.previousPeriod.endDate);
   return (
     <section class="dash-section" aria-labelledby="dash-kpis-heading" aria-busy={busy}>
-      <h2 id="dash-kpis-heading" class="dash-sr-only">
+      <h2 id="dash-kpis-heading" class="visually-hidden">
         Key figures
       </h2>
       <ul class="dash-kpis">
@@ -108,13 +108,13 @@ export function Kpis({ metrics, busy }: { metrics: Metrics; busy: boolean }) {
               </p>
               <p class={`dash-kpi-change dash-trend-${t}`}>
                 <span aria-hidden="true">{ARROW[t]} </span>
-                <span class="dash-sr-only">{TREND_WORDS[t]} </span>
+                <span class="visually-hidden">{TREND_WORDS[t]} </span>
                 <span data-testid={`kpi-${kpi.key}-change`}>{change(c)}</span>
-                {c === null && <span class="dash-sr-only"> (no change: the previous figure is 0)</span>}
+                {c === null && <span class="visually-hidden"> (no change: the previous figure is 0)</span>}
               </p>
               <p class="dash-kpi-prev">
                 <span title={previousPeriod}>Previous</span>
-                <span class="dash-sr-only"> ({previousPeriod})</span>:{" "}
+                <span class="visually-hidden"> ({previousPeriod})</span>:{" "}
                 <span data-testid={`kpi-${kpi.key}-previous`}>{kpi.format(kpi.previous(metrics), metrics)}</span>
               </p>
             </li>

@@ -21,7 +21,7 @@ function NightHeader({ date, index }: { date: string; index: number }) {
         <span>{day(date, undefined, { weekday: "narrow" })}</span>
         <span>{day(date, undefined, { day: "numeric" })}</span>
       </span>
-      <span class="dash-sr-only">{day(date, undefined, { weekday: "short", day: "numeric", month: "short", year: "numeric" })}</span>
+      <span class="visually-hidden">{day(date, undefined, { weekday: "short", day: "numeric", month: "short", year: "numeric" })}</span>
     </th>
   );
 }
@@ -32,7 +32,7 @@ function TotalCell({ night }: { night: OccupancyData["calendar"][number] }) {
   return (
     <td class={`dash-heat-total dash-heat-${step}`} title={`${day(night.date)}: ${count(night.bookedNights)} booked${rest}`}>
       {count(night.bookedNights)}
-      <span class="dash-sr-only">{rest}</span>
+      <span class="visually-hidden">{rest}</span>
     </td>
   );
 }
@@ -86,7 +86,7 @@ export function Occupancy(props: {
           <Legend />
           <div class="dash-scroll dash-heat" role="region" aria-label="Occupancy calendar, listings × nights" tabIndex={0}>
             <table data-testid="occupancy-heat">
-              <caption class="dash-sr-only">
+              <caption class="visually-hidden">
                 Each listing's nights, {period(data.startDate, data.endDate)}: booked, free or unavailable; the last row
                 counts the booked nights of all the listings shown, out of those available
               </caption>
@@ -122,7 +122,7 @@ export function Occupancy(props: {
                     </th>
                     {row.nights.map((state, i) => (
                       <td key={i} class={`dash-night dash-night-${state}`}>
-                        <span class="dash-sr-only">{state}</span>
+                        <span class="visually-hidden">{state}</span>
                       </td>
                     ))}
                   </tr>

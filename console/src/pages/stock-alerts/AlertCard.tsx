@@ -136,7 +136,7 @@ export function AlertCard(props: {
             )}
           </div>
         )}
-        <p role="status" class="sa-sr-only">
+        <p role="status" class="visually-hidden">
           {acknowledge.busy ? "Acknowledging…" : ""}
         </p>
         <ErrorMessage error={acknowledge.error} />
@@ -221,7 +221,7 @@ function ResolveForm(props: { alert: Alert; onCancel: () => void; onResolved: (l
           Cancel
         </button>
       </div>
-      <p role="status" class="sa-sr-only">
+      <p role="status" class="visually-hidden">
         {resolve.busy ? "Resolving…" : ""}
       </p>
       <ErrorMessage error={resolve.error} />
