@@ -18,7 +18,8 @@ import { period } from "./dashboard/format";
 import { Kpis } from "./dashboard/Kpis";
 import { Occupancy } from "./dashboard/Occupancy";
 import type { Listing } from "./dashboard/types";
-import { moneyQuery, nightsBetween, parseView, scopeQuery, todayIn, viewToSearch, type View } from "./dashboard/view";
+import { todayIn } from "../dates";
+import { moneyQuery, nightsBetween, parseView, scopeQuery, viewToSearch, type View } from "./dashboard/view";
 import "./dashboard/dashboard.css";
 
 /** Every listing, page by page (100 a page), for the filter. */

@@ -10,8 +10,8 @@ import { useSession } from "../session";
 import { Page } from "../ui/Page";
 import { ErrorMessage, Loading } from "../ui/Status";
 import { BoardTable, longDay } from "./housekeeping/BoardTable";
+import { addDays, todayIn } from "../dates";
 import {
-  addDays,
   buildBoard,
   DEFAULT_DAYS,
   isDate,
@@ -19,7 +19,6 @@ import {
   parseRange,
   rangeProblem,
   shiftRange,
-  todayIn,
   type BoardDay,
   type Range,
 } from "./housekeeping/board";

@@ -3,6 +3,7 @@
 // Parameters left out take the API's defaults (the 30 nights ending today,
 // every active listing, the reporting currency); the chart's defaults
 // (revenue, daily) are left out of the URL too.
+import { addDays, daysFrom } from "../../dates";
 
 export type ChartType = "revenue" | "occupancy";
 export type Granularity = "daily" | "weekly" | "monthly";
@@ -88,23 +89,9 @@ export function moneyQuery(view: View): { startDate?: string; endDate?: string; 
   return { ...scopeQuery(view), ...(view.currency ? { currency: view.currency } : {}) };
 }
 
-/** `day` (YYYY-MM-DD) moved by `days`. */
-export function addDays(day: string, days: number): string {
-  const date = new Date(`${day}T00:00:00Z`);
-  date.setUTCDate(date.getUTCDate() + days);
-  return date.toISOString().slice(0, 10);
-}
-
 /** Nights from `start` to `end`, both included (0 when `end` is before `start`). */
 export function nightsBetween(start: string, end: string): number {
-  const ms = Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`);
-  return Math.max(0, Math.round(ms / 86_400_000) + 1);
-}
-
-/** Today's date in `timeZone` (the company's day), YYYY-MM-DD. */
-export function todayIn(timeZone: string, now: Date = new Date()): string {
-  // en-CA writes dates as YYYY-MM-DD.
-  return new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now);
+  return Math.max(0, daysFrom(start, end) + 1);
 }
 
 /** The `nights` nights ending on `today` (included), as the API's default period is. */

@@ -2,6 +2,7 @@
 // turnovers route's entries (one per villa and day with a checkout or a
 // check-in). Pure functions, so the grid is unit-tested without a browser.
 import type { components } from "../../api/schema";
+import { addDays, daysFrom } from "../../dates";
 
 export type BoardDay = components["schemas"]["BoardDay"];
 export type NamedRef = components["schemas"]["NamedRef"];
@@ -21,37 +22,10 @@ export function isDate(text: string | null | undefined): text is string {
   return d.toISOString().slice(0, 10) === text;
 }
 
-/** `date` plus `days` (negative: before), as YYYY-MM-DD. Calendar days: no time zone involved. */
-export function addDays(date: string, days: number): string {
-  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
-  return new Date(Date.UTC(y, m - 1, d + days)).toISOString().slice(0, 10);
-}
-
-/** Days from `from` to `to` (0 when equal, negative when `to` is before). */
-export function daysFrom(from: string, to: string): number {
-  const ms = (date: string) => {
-    const [y, m, d] = date.split("-").map(Number) as [number, number, number];
-    return Date.UTC(y, m - 1, d);
-  };
-  return Math.round((ms(to) - ms(from)) / 86_400_000);
-}
-
 /** Every date from `from` to `to`, both included. */
 export function datesBetween(from: string, to: string): string[] {
   const count = daysFrom(from, to) + 1;
   return Array.from({ length: Math.max(0, count) }, (_, i) => addDays(from, i));
-}
-
-/** Today's date in `timeZone` (the company's day, as the API counts it). */
-export function todayIn(timeZone: string, now: Date = new Date()): string {
-  const parts = new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-  }).formatToParts(now);
-  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
-  return `${part("year")}-${part("month")}-${part("day")}`;
 }
 
 export interface Range {
