@@ -6,10 +6,11 @@ import { formatDate, formatDateTime, formatMoney } from "./format";
 const plain = (s: string) => s.replace(/[\u00a0\u202f]/g, " ");
 
 describe("formatMoney", () => {
-  it("formats in the given locale and currency", () => {
-    expect(plain(formatMoney(1234.5, "THB", "en-US"))).toBe("THB 1,234.50");
-    expect(plain(formatMoney(1234.5, "EUR", "de-DE"))).toBe("1.234,50 €");
-    expect(plain(formatMoney(1234, "JPY", "en-US"))).toBe("¥1,234");
+  it("shows money with its code and 2 decimals in every currency, in the given locale", () => {
+    expect(plain(formatMoney(391956.72, "THB", "en-GB"))).toBe("THB 391,956.72");
+    expect(plain(formatMoney(49443733, "IDR", "en-GB"))).toBe("IDR 49,443,733.00");
+    expect(plain(formatMoney(1234.5, "JPY", "en-GB"))).toBe("JPY 1,234.50");
+    expect(plain(formatMoney(1234.5, "EUR", "de-DE"))).toBe("1.234,50 EUR");
   });
 });
 

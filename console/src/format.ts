@@ -2,12 +2,23 @@
 // the API answers per currency, so the currency code always comes with them.
 
 /** The browser's preferred locale; undefined lets Intl use its default. */
-function browserLocale(): string | undefined {
+export function browserLocale(): string | undefined {
   return typeof navigator === "undefined" ? undefined : navigator.languages?.[0] ?? navigator.language;
 }
 
+/**
+ * An amount with its ISO code ("THB 391,956.72") and exactly 2 decimals in
+ * every currency: the API rounds amounts to 2 decimals, so they are never
+ * rounded again differently.
+ */
 export function formatMoney(amount: number, currency: string, locale = browserLocale()): string {
-  return new Intl.NumberFormat(locale, { style: "currency", currency }).format(amount);
+  return new Intl.NumberFormat(locale, {
+    style: "currency",
+    currency,
+    currencyDisplay: "code",
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 2,
+  }).format(amount);
 }
 
 /**

@@ -1,7 +1,8 @@
 // Upcoming arrivals: confirmed stays arriving from today on, and those in
 // progress, soonest check-in first (GET /reporting/dashboard/reservations).
 import { ErrorMessage, Loading } from "../../ui/Status";
-import { count, day, money } from "./format";
+import { formatMoney } from "../../format";
+import { count, day } from "./format";
 import type { Stay } from "./types";
 
 const CHANNELS: Record<Stay["channel"], string> = {
@@ -51,7 +52,7 @@ export function Arrivals(props: { stays: Stay[] | undefined; error: unknown; bus
                   <td data-label="Listing">{s.listing?.name ?? (s.listingPmsId !== null ? `PMS listing ${s.listingPmsId}` : "—")}</td>
                   <td data-label="Nights" class="dash-num">{count(s.nights)}</td>
                   <td data-label="Channel">{CHANNELS[s.channel]}</td>
-                  <td data-label="Total" class="dash-num">{s.currency ? money(s.totalAmount, s.currency) : count(s.totalAmount)}</td>
+                  <td data-label="Total" class="dash-num">{s.currency ? formatMoney(s.totalAmount, s.currency) : count(s.totalAmount)}</td>
                 </tr>
               ))}
             </tbody>

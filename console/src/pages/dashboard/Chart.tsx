@@ -4,7 +4,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ErrorMessage, Loading } from "../../ui/Status";
 import { TableToggle } from "./DataTable";
-import { bucketLabel, bucketLabelLong, decimal, money, percent, period } from "./format";
+import { formatMoney } from "../../format";
+import { bucketLabel, bucketLabelLong, decimal, percent, period } from "./format";
 import type { ChartData } from "./types";
 import { CHART_TYPES, GRANULARITIES, type ChartType, type Granularity } from "./view";
 import type { ChartHandle } from "./uplotChart";
@@ -95,7 +96,7 @@ export function Chart(props: {
   const previous = data?.datasets.find((d) => d.label === "Previous period");
   const unit = data?.type === "occupancy" ? "%" : data?.currency ?? "";
   const show = (v: number | undefined) =>
-    v === undefined ? "" : data?.type === "occupancy" ? percent(v) : data?.currency ? money(v, data.currency) : decimal(v);
+    v === undefined ? "" : data?.type === "occupancy" ? percent(v) : data?.currency ? formatMoney(v, data.currency) : decimal(v);
   const title = `${TYPE_NAMES[props.type]}, ${GRANULARITY_NAMES[props.granularity].toLowerCase()}`;
   return (
     <section class="dash-section dash-chart" aria-labelledby="dash-chart-heading" aria-busy={props.busy}>

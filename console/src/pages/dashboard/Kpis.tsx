@@ -1,7 +1,8 @@
 // The five KPIs with their change from the previous period, each with its
 // definition (the API's, docs/api/reporting.md) on hover or focus.
 import type { ComponentChildren } from "preact";
-import { change, count, money, moneyParts, percent, period, trend } from "./format";
+import { formatMoney } from "../../format";
+import { change, count, moneyParts, percent, period, trend } from "./format";
 import { Definition } from "./Definition";
 import type { Metrics } from "./types";
 
@@ -20,7 +21,7 @@ interface Kpi {
   definition: (m: Metrics) => ComponentChildren;
 }
 
-const asMoney = (value: number, m: Metrics) => money(value, m.currency);
+const asMoney = (value: number, m: Metrics) => formatMoney(value, m.currency);
 
 export const KPIS: readonly Kpi[] = [
   {

@@ -2,9 +2,7 @@
 // decimals, so they are shown with exactly 2 (money in every currency too,
 // whatever its usual minor unit) and never rounded again differently.
 
-function browserLocale(): string | undefined {
-  return typeof navigator === "undefined" ? undefined : navigator.languages?.[0] ?? navigator.language;
-}
+import { browserLocale } from "../../format";
 
 const cache = new Map<string, Intl.NumberFormat>();
 function formatter(locale: string | undefined, options: Intl.NumberFormatOptions): Intl.NumberFormat {
@@ -18,11 +16,6 @@ function formatter(locale: string | undefined, options: Intl.NumberFormatOptions
 }
 
 const TWO = { minimumFractionDigits: 2, maximumFractionDigits: 2 } as const;
-
-/** An amount with its ISO code ("THB 391,956.72"), 2 decimals. */
-export function money(amount: number, currency: string, locale = browserLocale()): string {
-  return formatter(locale, { style: "currency", currency, currencyDisplay: "code", ...TWO }).format(amount);
-}
 
 /**
  * An amount split into its currency code and its number, in the locale's
