@@ -9,20 +9,20 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api/client";
 import { unwrap } from "../api/errors";
 import { useApi } from "../api/useApi";
+import { pageCount } from "../paging";
 import { useSession } from "../session";
 import { ErrorMessage, Loading } from "../ui/Status";
 import { Page } from "../ui/Page";
+import { Pager } from "../ui/Pager";
 import { AlertCard, type AlertPermissions } from "./stock-alerts/AlertCard";
 import {
   allPages,
   groupBySeverity,
   humanize,
-  pageCount,
   type Alert,
   type AlertQuery,
   type AlertType,
 } from "./stock-alerts/alerts";
-import { Pager } from "./stock-alerts/Pager";
 import "./stock-alerts/stock-alerts.css";
 
 /** Alerts shown per page. */
@@ -202,7 +202,7 @@ function OpenAlerts(props: {
       <Pager
         label="Pages of open alerts"
         page={pagination.page}
-        count={pagination.total}
+        total={pagination.total}
         size={pagination.limit}
         disabled={open.loading}
         onPage={setPage}
@@ -237,7 +237,7 @@ function ResolvedAlerts(props: { filters: Filters; timeZone: string; round: numb
       <Pager
         label="Pages of resolved alerts"
         page={pagination.page}
-        count={pagination.total}
+        total={pagination.total}
         size={pagination.limit}
         disabled={resolved.loading}
         onPage={setPage}

@@ -7,9 +7,11 @@ import { useApi } from "../api/useApi";
 import { formatDate } from "../format";
 import { Link } from "../router";
 import { useSession } from "../session";
+import { pageCount } from "../paging";
 import { Page } from "../ui/Page";
+import { Pager } from "../ui/Pager";
 import { ErrorMessage, Loading } from "../ui/Status";
-import { apiQuery, filterQuery, isFiltered, pageCount, parseFilters, type Filters } from "./work-orders/filters";
+import { apiQuery, filterQuery, isFiltered, PAGE_SIZE, parseFilters, type Filters } from "./work-orders/filters";
 import {
   CATEGORY_LABELS,
   labelOf,
@@ -116,7 +118,8 @@ export function WorkOrdersPage() {
   const pageLink = (page: number) => `/work-orders${toQuery(filterQuery({ ...filters, page }))}`;
 
   const total = list.data?.pagination.total ?? 0;
-  const pages = pageCount(total, list.data?.pagination.limit);
+  const size = list.data?.pagination.limit ?? PAGE_SIZE;
+  const pages = pageCount(total, size);
   const rows = list.data?.data ?? [];
 
   return (
@@ -206,23 +209,7 @@ export function WorkOrdersPage() {
                 </tbody>
               </table>
             )}
-            {pages > 1 && (
-              <nav class="pager" aria-label="Pages">
-                {filters.page > 1 && (
-                  <Link to={pageLink(filters.page - 1)} current={false}>
-                    Previous page
-                  </Link>
-                )}
-                <span>
-                  Page {filters.page} of {pages}
-                </span>
-                {filters.page < pages && (
-                  <Link to={pageLink(filters.page + 1)} current={false}>
-                    Next page
-                  </Link>
-                )}
-              </nav>
-            )}
+            <Pager label="Pages" page={filters.page} total={total} size={size} href={pageLink} />
           </>
         )}
       </div>

@@ -4,7 +4,6 @@ import {
   allPages,
   groupBySeverity,
   humanize,
-  pageCount,
   RESOLUTION_ACTIONS,
   resolutionLabel,
   type Alert,
@@ -126,11 +125,5 @@ describe("paging", () => {
       pagination: { page, limit: 2, total: 5 },
     });
     expect(await allPages(fetchPage, 10)).toEqual({ items: [1, 2], total: 5 });
-  });
-
-  it("counts the pages, one at least", () => {
-    expect(pageCount(0, 20)).toBe(1);
-    expect(pageCount(40, 20)).toBe(2);
-    expect(pageCount(41, 20)).toBe(3);
   });
 });

@@ -110,7 +110,3 @@ export async function allPages<T>(
   return { items, total };
 }
 
-/** Pages of `size` over `count` records: at least one page. */
-export function pageCount(count: number, size: number): number {
-  return Math.max(1, Math.ceil(count / size));
-}

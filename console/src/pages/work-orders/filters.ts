@@ -100,11 +100,6 @@ export function apiQuery(filters: Filters): ListQuery {
   return query;
 }
 
-/** How many pages `total` rows make (at least one, so "page 1 of 1" reads right). */
-export function pageCount(total: number, limit = PAGE_SIZE): number {
-  return Math.max(1, Math.ceil(total / limit));
-}
-
 /** Whether any filter narrows the list (for the "clear filters" control and the empty message). */
 export function isFiltered(filters: Filters): boolean {
   return Boolean(
