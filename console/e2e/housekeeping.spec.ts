@@ -7,9 +7,9 @@
 // assignee, and the API agrees.
 import { mkdirSync } from "node:fs";
 import type { APIRequestContext } from "@playwright/test";
-import { apiGet, apiOrigin, apiSend, axeViolations, expect, signIn, test } from "./fixtures";
+import { apiGet, apiSend, axeViolations, expect, signIn, test } from "./fixtures";
+import { addDays, cancelFakeStay, companyToday, fakeStay, unlinkListing, villaOnListing } from "./setup";
 
-const FAKE_PMS = process.env.FAKE_PMS_URL ?? "http://127.0.0.1:8099";
 /** The fake's listing this spec links to its villa (work-orders.spec.ts uses 40034). */
 const LISTING_PMS_ID = 40033;
 
@@ -22,25 +22,9 @@ interface BoardEntry {
   workOrders: { id: string; title: string; status: string; taskRuleId: string | null; assignee: { id: string; name: string } | null }[];
 }
 
-function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}
-
-/** Today in the company's time zone, as the platform counts days. */
-async function today(request: APIRequestContext): Promise<string> {
-  const config = (await (await request.get(`${apiOrigin()}/console/config.json`)).json()) as { businessTimeZone: string };
-  return new Intl.DateTimeFormat("en-CA", { timeZone: config.businessTimeZone }).format(new Date());
-}
-
-/** A booking on the fake PMS (posted to the platform as Hostaway's webhook); its PMS id. */
-async function fakeStay(request: APIRequestContext, arrivalDate: string, departureDate: string, guestName: string) {
-  const response = await request.post(`${FAKE_PMS}/_fake/reservations`, {
-    data: { listingMapId: LISTING_PMS_ID, arrivalDate, departureDate, guestName, status: "new" },
-  });
-  expect(response.ok(), await response.text()).toBeTruthy();
-  return ((await response.json()) as { result: { id: number } }).result.id;
+/** A booking on the fake's listing of this spec. */
+function stay(request: APIRequestContext, arrivalDate: string, departureDate: string, guestName: string) {
+  return fakeStay(request, { listingMapId: LISTING_PMS_ID, arrivalDate, departureDate, guestName, status: "new" });
 }
 
 /**
@@ -50,10 +34,8 @@ async function fakeStay(request: APIRequestContext, arrivalDate: string, departu
  * listing, so it makes nothing more.)
  */
 async function cleanUp(request: APIRequestContext, s: Seeded) {
-  await apiSend(request, "manager", "PATCH", `/reporting/listings/${s.listingId}`, { villaId: null });
-  for (const id of s.stays) {
-    await request.patch(`${FAKE_PMS}/_fake/reservations/${id}`, { data: { status: "cancelled" } });
-  }
+  await unlinkListing(request, s.listingId);
+  for (const id of s.stays) await cancelFakeStay(request, id);
 }
 
 interface Seeded {
@@ -86,17 +68,12 @@ test.afterAll(async ({ playwright }) => {
 async function seed(request: APIRequestContext): Promise<Seeded & { order: BoardEntry["workOrders"][number] }> {
   if (seeded) return { ...seeded, order: await generated(request, seeded) };
   const stamp = Date.now().toString(36).slice(-5);
-  const villa = await apiSend<{ id: string; name: string }>(request, "manager", "POST", "/management/villas", {
+  const { villa, listingId } = await villaOnListing(request, LISTING_PMS_ID, {
     name: `Villa Seroja ${stamp}`,
-    propertyType: "VILLA",
     bedrooms: 3,
     bathrooms: 3,
     maxGuests: 6,
   });
-  const listings = await apiGet<{ data: { id: string; pmsId: number }[] }>(request, "manager", "/reporting/listings?limit=100");
-  const listing = listings.data.find((l) => l.pmsId === LISTING_PMS_ID);
-  expect(listing, `the fake's listing ${LISTING_PMS_ID} (synced by the global setup)`).toBeTruthy();
-  await apiSend(request, "manager", "PATCH", `/reporting/listings/${listing!.id}`, { villaId: villa.id });
 
   const staff = await apiSend<{ id: string; name: string }>(request, "manager", "POST", "/management/staff", {
     firstName: "Made",
@@ -114,12 +91,12 @@ async function seed(request: APIRequestContext): Promise<Seeded & { order: Board
     ],
   });
 
-  const day = addDays(await today(request), 10);
+  const day = addDays(await companyToday(request), 10);
   const stays = [
-    await fakeStay(request, addDays(day, -3), day, "Ada Departing"),
-    await fakeStay(request, day, addDays(day, 4), "Bob Arriving"),
+    await stay(request, addDays(day, -3), day, "Ada Departing"),
+    await stay(request, day, addDays(day, 4), "Bob Arriving"),
   ];
-  seeded = { villa, staff, rule, day, from: addDays(day, -3), to: addDays(day, 3), listingId: listing!.id, stays };
+  seeded = { villa, staff, rule, day, from: addDays(day, -3), to: addDays(day, 3), listingId, stays };
   return { ...seeded, order: await generated(request, seeded) };
 }
 

@@ -7,8 +7,8 @@
 import { deflateSync } from "node:zlib";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { apiGet, apiOrigin, apiSend, axeViolations, expect, signIn, test, tokenFor } from "./fixtures";
+import { addDays, businessTimeZone, cancelFakeStay, companyToday, fakeStay, unlinkListing, villaOnListing } from "./setup";
 
-const FAKE_PMS = process.env.FAKE_PMS_URL ?? "http://127.0.0.1:8099";
 /** The fake's listing this spec links to its villa (housekeeping.spec.ts uses 40033). */
 const LISTING_PMS_ID = 40034;
 
@@ -61,21 +61,6 @@ function png(): Buffer {
   ]);
 }
 
-function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}
-
-async function businessTimeZone(request: APIRequestContext): Promise<string> {
-  const config = (await (await request.get(`${apiOrigin()}/console/config.json`)).json()) as { businessTimeZone: string };
-  return config.businessTimeZone;
-}
-
-async function today(request: APIRequestContext): Promise<string> {
-  return new Intl.DateTimeFormat("en-CA", { timeZone: await businessTimeZone(request) }).format(new Date());
-}
-
 /** The instant of `time` on `day` in `timeZone`, as RFC 3339 with the zone's offset ("+08:00"). */
 function zonedTime(day: string, time: string, timeZone: string): string {
   const noon = new Date(`${day}T12:00:00Z`);
@@ -108,8 +93,8 @@ test.afterAll(async ({ playwright }) => {
   const request = await playwright.request.newContext();
   const s = seeded;
   seeded = undefined;
-  await apiSend(request, "manager", "PATCH", `/reporting/listings/${s.listingId}`, { villaId: null });
-  await request.patch(`${FAKE_PMS}/_fake/reservations/${s.stay}`, { data: { status: "cancelled" } });
+  await unlinkListing(request, s.listingId);
+  await cancelFakeStay(request, s.stay);
   const followUps = await apiGet<{ data: { id: string; status: string }[] }>(
     request,
     "manager",
@@ -128,17 +113,12 @@ test.afterAll(async ({ playwright }) => {
 async function seed(request: APIRequestContext): Promise<Seeded> {
   if (seeded) return seeded;
   const stamp = Date.now().toString(36).slice(-5);
-  const villa = await apiSend<{ id: string; name: string }>(request, "manager", "POST", "/management/villas", {
+  const { villa, listingId } = await villaOnListing(request, LISTING_PMS_ID, {
     name: `Villa Kenanga ${stamp}`,
-    propertyType: "VILLA",
     bedrooms: 2,
     bathrooms: 2,
     maxGuests: 4,
   });
-  const listings = await apiGet<{ data: { id: string; pmsId: number }[] }>(request, "manager", "/reporting/listings?limit=100");
-  const listing = listings.data.find((l) => l.pmsId === LISTING_PMS_ID);
-  expect(listing, `the fake's listing ${LISTING_PMS_ID} (synced by the global setup)`).toBeTruthy();
-  await apiSend(request, "manager", "PATCH", `/reporting/listings/${listing!.id}`, { villaId: villa.id });
   const rule = await apiSend<{ id: string; name: string }>(request, "manager", "POST", "/maintenance/task-rules", {
     name: `Turnover inspection ${stamp}`,
     trigger: "CHECKOUT",
@@ -149,12 +129,13 @@ async function seed(request: APIRequestContext): Promise<Seeded> {
       { text: CHECK_ITEM, kind: "CHECK", failCategory: "SECURITY" },
     ],
   });
-  const departure = addDays(await today(request), 6);
-  const stay = await request.post(`${FAKE_PMS}/_fake/reservations`, {
-    data: { listingMapId: LISTING_PMS_ID, arrivalDate: addDays(departure, -2), departureDate: departure, guestName: "Citra Guest" },
+  const departure = addDays(await companyToday(request), 6);
+  const stayId = await fakeStay(request, {
+    listingMapId: LISTING_PMS_ID,
+    arrivalDate: addDays(departure, -2),
+    departureDate: departure,
+    guestName: "Citra Guest",
   });
-  expect(stay.ok(), await stay.text()).toBeTruthy();
-  const stayId = ((await stay.json()) as { result: { id: number } }).result.id;
 
   // The webhook and the generation it enqueues take a few seconds.
   const path = `/maintenance/work-orders?villaId=${villa.id}&taskRuleId=${rule.id}&limit=100`;
@@ -166,7 +147,7 @@ async function seed(request: APIRequestContext): Promise<Seeded> {
       return Boolean(order);
     }, { timeout: 30_000 })
     .toBe(true);
-  seeded = { villa, rule, order: order!, listingId: listing!.id, stay: stayId };
+  seeded = { villa, rule, order: order!, listingId, stay: stayId };
   return seeded;
 }
 
@@ -229,7 +210,7 @@ test("staff filter by due day: the company's days, the rows are the API's, a bac
   const s = await seed(request);
   const zone = await businessTimeZone(request);
   // Three work orders of the test's own villa: late on one company day, early on the next, none due.
-  const day = addDays(await today(request), 20);
+  const day = addDays(await companyToday(request), 20);
   const next = addDays(day, 1);
   const stamp = Date.now().toString(36).slice(-5);
   const make = async (title: string, dueDate: string | null) => {
