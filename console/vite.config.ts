@@ -29,7 +29,7 @@ export default defineConfig({
     // Never inline assets as data: URLs, so the CSP needs no data: source.
     assetsInlineLimit: 0,
     // Vite's default names (assets/[name]-[hash].js) are content-hashed:
-    // the server may cache them forever, and only index.html must revalidate.
+    // the server may cache them forever; index.html is never stored.
     // Every browser we target supports <link rel=modulepreload>; the
     // polyfill would only add bytes to the first load.
     modulePreload: { polyfill: false },

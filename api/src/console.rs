@@ -88,7 +88,12 @@ fn read_regular(path: &Path) -> std::io::Result<Option<Bytes>> {
         Ok(meta) if meta.file_type().is_file() && meta.len() <= MAX_FILE_BYTES => {
             Ok(Some(Bytes::from(std::fs::read(path)?)))
         }
-        Ok(_) => Ok(None),
+        Ok(meta) => {
+            if meta.file_type().is_symlink() {
+                tracing::warn!(path = %path.display(), "a symbolic link in CONSOLE_DIR is not served: copy the file instead");
+            }
+            Ok(None)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -246,6 +251,10 @@ async fn asset(
     }
 }
 
+async fn no_asset() -> Response {
+    AppError::NotFound("console asset").into_response()
+}
+
 async fn config(State(files): State<Arc<ConsoleFiles>>) -> Response {
     let mut headers = files.headers(NEVER_STORED);
     headers.remove(header::CONTENT_SECURITY_POLICY);
@@ -261,6 +270,8 @@ pub fn router(files: ConsoleFiles) -> Router<AppState> {
         // Any path under assets/ is a file or a 404, never the app (a missing chunk must fail
         // as one, not load index.html as JavaScript).
         .route("/console/assets/{*file}", get(asset))
+        .route("/console/assets", get(no_asset))
+        .route("/console/assets/", get(no_asset))
         .route("/console/{*path}", get(index))
         .with_state(Arc::new(files))
 }

@@ -19,6 +19,8 @@ export function daysFrom(from: string, to: string): number {
 
 /** Today's date in `timeZone` (the company's day, as the API counts it). */
 export function todayIn(timeZone: string, now: Date = new Date()): string {
-  // en-CA writes dates as YYYY-MM-DD.
-  return new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(now);
+  // The parts, not a locale's pattern: no locale promises to keep writing YYYY-MM-DD.
+  const parts = new Intl.DateTimeFormat("en", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(now);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? "";
+  return `${part("year")}-${part("month")}-${part("day")}`;
 }

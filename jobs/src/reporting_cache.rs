@@ -2,7 +2,9 @@
 //! than in `api` because the PMS sync invalidates it when a run completes, so that a client that
 //! reads `COMPLETED` never reads an answer older than that run.
 //!
-//! An entry is one GET answer (status 200) under `{prefix}:reporting:cache:<path>?<parameters>`,
+//! An entry is one GET answer (status 200) under
+//! `{prefix}:reporting:cache:v<shapes>:<path>?<parameters>` (`v<shapes>`: the version of the
+//! answers' shapes, raised when a cached route answers a new one),
 //! holding `<generation>\n<content-type>\n<body>`. The API writes the path and parameters as its
 //! handler parsed them (its `reporting::cache::CacheKey`), never the query text as sent: a
 //! parameter the route does not read adds no entry, and a default that follows the company's day

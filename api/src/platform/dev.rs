@@ -4,9 +4,10 @@
 //! "sign in as" page). Neither exists in production, and neither is in the API description.
 //!
 //! A token for any role without credentials is for the developer at this machine only: the
-//! route answers a loopback peer, and, from a browser, only a page of this same origin (a page
-//! of another site the developer visits could otherwise read an admin token with `fetch`, since
-//! development allows any CORS origin).
+//! route answers a loopback peer that names this machine in `Host` (a site the developer visits
+//! could otherwise rebind its own name to 127.0.0.1 and read the token as a same-origin page),
+//! and, from a browser, only a page of this same origin (any other site could read an admin
+//! token with `fetch`, since development allows any CORS origin).
 
 use std::net::SocketAddr;
 
@@ -39,6 +40,22 @@ struct TokenAnswer {
     expires_in: i64,
 }
 
+/// Whether `authority` (`host[:port]`) names this machine: `localhost`, `127.0.0.1` or `[::1]`.
+fn names_this_machine(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6
+            .split(']')
+            .next()
+            .map(|h| format!("[{h}]"))
+            .unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or("").to_owned(),
+    };
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "localhost" | "127.0.0.1" | "[::1]"
+    )
+}
+
 /// Whether a browser sent this request from a page of another origin: its `Origin` (or, without
 /// one, `Sec-Fetch-Site`) says so. Requests without either (curl, tests) are not a browser's.
 fn cross_origin(headers: &HeaderMap) -> bool {
@@ -61,9 +78,13 @@ async fn token(
     headers: HeaderMap,
     ApiJson(body): ApiJson<TokenRequest>,
 ) -> Result<Json<TokenAnswer>, AppError> {
-    if !peer.ip().is_loopback() {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !peer.ip().is_loopback() || !names_this_machine(host) {
         return Err(AppError::Forbidden(
-            "development sign-in answers this machine only (a loopback address)".into(),
+            "development sign-in answers this machine only (a loopback address, Host localhost, 127.0.0.1 or [::1])".into(),
         ));
     }
     if cross_origin(&headers) {
@@ -111,4 +132,31 @@ pub fn router(key: SigningKey, state: AppState) -> Router<AppState> {
         )
         .route("/dev/token", post(token))
         .with_state(DevState { app: state, key })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_this_machine;
+
+    #[test]
+    fn only_this_machine_s_names_pass() {
+        for ok in [
+            "localhost:8080",
+            "127.0.0.1",
+            "127.0.0.1:5173",
+            "[::1]:8080",
+            "LOCALHOST",
+        ] {
+            assert!(names_this_machine(ok), "{ok}");
+        }
+        for refused in [
+            "evil.example:8080",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io",
+            "[::2]:80",
+            "",
+        ] {
+            assert!(!names_this_machine(refused), "{refused}");
+        }
+    }
 }

@@ -34,7 +34,8 @@ export async function challengeOf(verifier: string): Promise<string> {
 }
 
 export async function discover(issuer: string, signal?: AbortSignal): Promise<Discovery> {
-  const response = await fetch(`${issuer}/.well-known/openid-configuration`, { signal });
+  // OpenID Connect Discovery §4: the issuer less a trailing slash, then the well-known path.
+  const response = await fetch(`${issuer.replace(/\/$/, "")}/.well-known/openid-configuration`, { signal });
   if (!response.ok) throw new Error(`the identity provider's discovery answered HTTP ${response.status}`);
   return checkDiscovery(issuer, (await response.json()) as Partial<Discovery>);
 }

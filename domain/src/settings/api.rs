@@ -36,8 +36,8 @@ pub struct ConsoleSettings {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsoleOidc {
-    /// The issuer's address, without a trailing `/`: discovery reads
-    /// `{issuer}/.well-known/openid-configuration`.
+    /// The issuer as the provider names it: discovery reads
+    /// `{issuer less a trailing /}/.well-known/openid-configuration`.
     pub issuer: String,
     pub client_id: String,
 }
@@ -162,10 +162,12 @@ fn console_oidc(env: &mut Env<'_>) -> Option<ConsoleOidc> {
     match (issuer, client_id) {
         (None, None) => None,
         (Some(issuer), Some(client_id)) => {
-            let issuer = issuer.trim_end_matches('/').to_owned();
+            // Kept as written: the discovery document's `issuer` must equal it exactly (Auth0's
+            // ends with `/`), and discovery is read from it less a trailing `/`.
+            let issuer = issuer.to_owned();
             let plain = issuer
                 .chars()
-                .all(|c| c.is_ascii_graphic() && !matches!(c, '\'' | '"' | ';' | ','));
+                .all(|c| c.is_ascii_graphic() && !matches!(c, '\'' | '"' | ';' | ',' | '@'));
             let scheme = issuer.starts_with("https://") || issuer.starts_with("http://");
             // Tokens travel from it: plain http only to this machine, or in development.
             let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"]
@@ -183,7 +185,7 @@ fn console_oidc(env: &mut Env<'_>) -> Option<ConsoleOidc> {
             }
             if !scheme || !plain || issuer.len() > 2048 {
                 env.problems.push(format!(
-                    "CONSOLE_OIDC_ISSUER must be an http(s) address without spaces, quotes, `;` or `,`, got {issuer:?}"
+                    "CONSOLE_OIDC_ISSUER must be an http(s) address without spaces, quotes, `;`, `,` or `@`, got {issuer:?}"
                 ));
                 return None;
             }
@@ -253,7 +255,7 @@ mod tests {
             .console
             .oidc
             .unwrap();
-        assert_eq!(oidc.issuer, "https://id.example.com:8443/realms/villa");
+        assert_eq!(oidc.issuer, "https://id.example.com:8443/realms/villa/");
         assert_eq!(oidc.origin(), "https://id.example.com:8443");
 
         let injected = lookup(&[
@@ -293,5 +295,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(problem.contains("must be an https address"), "{problem}");
+        let problem = production("http://localhost:1@evil.example")
+            .unwrap_err()
+            .to_string();
+        assert!(problem.contains("CONSOLE_OIDC_ISSUER must be"), "{problem}");
     }
 }

@@ -135,6 +135,9 @@ async fn serves_the_app_with_its_caching_and_policy_without_a_token(pool: PgPool
         "/console/assets/linked-Ef56.js",
         "/console/assets/nested/index-Ab12.js",
         "/console/assets/..%2F..%2Fvilla-console.secret",
+        "/console/assets/%2e%2e%2f..%2fvilla-console.secret",
+        "/console/assets",
+        "/console/assets/",
     ] {
         let res = app.get_anonymous(path).await;
         assert_eq!(res.status(), 404, "{path}");
@@ -320,6 +323,20 @@ async fn development_signs_in_by_role_and_me_lists_what_the_role_may_do(pool: Pg
         let res = req.send().await.unwrap();
         assert_eq!(res.status(), expected, "{origin:?} {fetch_site:?}");
     }
+    // A site that rebinds its own name to this machine: its page is "same-origin" to the
+    // browser, but names itself in Host.
+    let port = app.base.rsplit(':').next().unwrap();
+    let rebound = format!("evil.example:{port}");
+    let res = app
+        .http
+        .post(app.url("/dev/token"))
+        .header("Host", &rebound)
+        .header("Origin", format!("http://{rebound}"))
+        .json(&json!({"role": "admin"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 403);
 
     // /me needs a token like any other route.
     assert_eq!(app.get_anonymous("/me").await.status(), 401);
