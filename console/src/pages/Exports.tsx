@@ -249,6 +249,8 @@ export function ExportsPage() {
         },
       );
     } catch (error) {
+      // Followed again when the list next shows it still PROCESSING (its Refresh).
+      followed.current.delete(exportId);
       if (!controller.current.signal.aborted) setFollowErrors((now) => new Map(now).set(exportId, error));
     } finally {
       if (!controller.current.signal.aborted) setWait(null);
@@ -259,8 +261,9 @@ export function ExportsPage() {
   const processing = shown.filter((e) => e.status === "PROCESSING").map((e) => e.exportId).join(",");
   useEffect(() => {
     for (const id of processing ? processing.split(",") : []) void startFollowing(id);
+    // A reload of the list (list.data) follows again what failed to be followed.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [processing]);
+  }, [processing, list.data]);
 
   // The form.
   const [type, setType] = useState<ExportType>("listings");
@@ -291,8 +294,7 @@ export function ExportsPage() {
     try {
       const answer = await api.POST("/reporting/export", { body, signal: controller.current.signal });
       if (answer.response.status === 400 && answer.error) {
-        const message = apiMessage(answer.error, 400);
-        const found = fieldErrors(message, FIELDS);
+        const found = fieldErrors(answer.error, FIELDS);
         setProblems(found);
         // Focus the first field the API named, so its message is read at once.
         const first = FIELDS.find((f) => found.fields[f]);
