@@ -996,7 +996,24 @@ fn the_runtime_image_holds_the_procfile_binaries_and_no_other() {
     );
     let procfile_text = read("Procfile");
     let expected: BTreeSet<String> = procfile().into_values().collect();
-    for (from, sources, destination) in &runtime.copies_from {
+    // The web console's build goes where the image's CONSOLE_DIR points; the rest are binaries.
+    let (console, binaries): (Vec<_>, Vec<_>) = runtime
+        .copies_from
+        .iter()
+        .partition(|(from, _, _)| from == "console");
+    let (_, console_sources, console_destination) = console
+        .first()
+        .expect("the runtime image copies the web console from its stage");
+    assert_eq!(console_sources, &["/console/dist/".to_owned()]);
+    assert!(
+        read("Dockerfile").contains(&format!(
+            "ENV CONSOLE_DIR={}",
+            console_destination.trim_end_matches('/')
+        )),
+        "the image's CONSOLE_DIR is where the console is copied ({console_destination})"
+    );
+    assert!(!binaries.is_empty(), "the runtime stage copies no binaries");
+    for (from, sources, destination) in binaries {
         let build = stages
             .iter()
             .find(|stage| stage.name.as_deref() == Some(from.as_str()))
