@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The job pipeline at batch scale (issue 31), in one run on this machine:
+#   1. JOBS (default 100,000) no-op jobs through the real pipeline (job row, Redis, one
+#      worker-system process, outcome recorded): jobs/s; then enqueue-to-finish p50/p99 at a
+#      steady 200 jobs/s; then one job on a quiet platform.
+#   2. next to it, pgbench running the pipeline's SQL on the same database: the per-job shape
+#      (bench/job_sql.pgbench: insert, claim, complete, one transaction each) and the batched
+#      shape (bench/job_sql_batched.pgbench) at batches of 10 and 100: the database's ceilings.
+# Uses a scratch database and a private redis-server; leaves nothing behind.
+#   Usage: bench/pipeline.sh        (JOBS=..., SQL_SECONDS=..., WORKERS=...)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/services.sh
+ensure_postgres
+command -v pgbench >/dev/null || apt_install postgresql
+
+JOBS=${JOBS:-100000}
+WORKERS=${WORKERS:-1}
+SQL_SECONDS=${SQL_SECONDS:-10}
+echo "building release binaries..."
+cargo build --release -q --bin villa-api --bin worker-system --bin pipeline-bench
+
+work=$(mktemp -d)
+db="villa_pipeline_bench_$$"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port=$(free_port) redis_port=$(free_port)
+export APP_ENV=development DEV_DIR="$work/dev" PORT=$port RUST_LOG=warn LOG_FORMAT=json \
+  DATABASE_URL="${PG_ADMIN_URL%/*}/$db" REDIS_URL="redis://127.0.0.1:$redis_port" \
+  STORAGE_LOCAL_DIR="$work/storage" DB_MAX_CONNECTIONS=${DB_MAX_CONNECTIONS:-20}
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  psql "$PG_ADMIN_URL" -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+psql "$PG_ADMIN_URL" -qc "CREATE DATABASE \"$db\""
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" 2>&1 &
+pids+=($!)
+./target/release/villa-api >"$work/api.log" 2>&1 &   # applies the migrations
+pids+=($!)
+for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
+for i in $(seq 1 "$WORKERS"); do
+  ./target/release/worker-system >"$work/worker-$i.log" 2>&1 &
+  pids+=($!)
+done
+sleep 1
+
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); worker-system processes: $WORKERS"
+echo
+echo "== 1. the pipeline: $JOBS no-op jobs, then 200 jobs/s"
+./target/release/pipeline-bench --jobs "$JOBS" --producers 16 --rate 200 --seconds 15
+echo
+echo "== 2. the database's ceilings for the same SQL (pgbench, 16 clients, ${SQL_SECONDS} s each)"
+tps() { # pgbench args...: its tps
+  pgbench -n -M prepared -c 16 -j 2 -T "$SQL_SECONDS" "$@" "$DATABASE_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+}
+one=$(tps -f bench/job_sql.pgbench)
+printf 'sql.per_job_jobs_per_s        %8.0f   (insert, claim, complete: one transaction each per job)\n' "$one"
+for batch in 10 100; do
+  t=$(tps -D batch=$batch -f bench/job_sql_batched.pgbench)
+  printf 'sql.batch_%-3s_jobs_per_s      %8.0f   (the same three statements, each for %s jobs)\n' "$batch" "$(awk -v t="$t" -v b="$batch" 'BEGIN { printf "%.0f", t * b }')" "$batch"
+done
