@@ -54,7 +54,8 @@ echo "== 1. the pipeline: $JOBS no-op jobs, then 200 jobs/s"
 ./target/release/pipeline-bench --jobs "$JOBS" --producers 16 --rate 200 --seconds 15
 echo
 echo "== 2. the database's ceilings for the same SQL (pgbench, 16 clients, ${SQL_SECONDS} s each)"
-tps() { # pgbench args...: its tps
+tps() { # pgbench args...: its tps, each shape over a jobs table as the pipeline left it
+  psql "$DATABASE_URL" -q -c "DELETE FROM jobs WHERE queue = 'bench'" -c "VACUUM ANALYZE jobs" >/dev/null
   pgbench -n -M prepared -c 16 -j 2 -T "$SQL_SECONDS" "$@" "$DATABASE_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 one=$(tps -f bench/job_sql.pgbench)
