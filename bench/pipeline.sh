@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source bench/lib.sh
 ensure_postgres
 command -v pgbench >/dev/null || apt_install postgresql
 
@@ -20,33 +21,7 @@ SQL_SECONDS=${SQL_SECONDS:-10}
 echo "building release binaries..."
 cargo build --release -q --bin villa-api --bin worker-system --bin pipeline-bench
 
-work=$(mktemp -d)
-db="villa_pipeline_bench_$$"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port) redis_port=$(free_port)
-export APP_ENV=development DEV_DIR="$work/dev" PORT=$port RUST_LOG=warn LOG_FORMAT=json \
-  DATABASE_URL="${PG_ADMIN_URL%/*}/$db" REDIS_URL="redis://127.0.0.1:$redis_port" \
-  STORAGE_LOCAL_DIR="$work/storage" DB_MAX_CONNECTIONS=${DB_MAX_CONNECTIONS:-20}
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  psql "$PG_ADMIN_URL" -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-psql "$PG_ADMIN_URL" -qc "CREATE DATABASE \"$db\""
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" 2>&1 &
-pids+=($!)
-./target/release/villa-api >"$work/api.log" 2>&1 &   # applies the migrations
-pids+=($!)
-for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-for i in $(seq 1 "$WORKERS"); do
-  ./target/release/worker-system >"$work/worker-$i.log" 2>&1 &
-  pids+=($!)
-done
-sleep 1
+bench_platform pipeline_bench "$WORKERS"
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); worker-system processes: $WORKERS"
 echo

@@ -13,6 +13,7 @@ set -euo pipefail
 [ -n "${BENCH_DEBUG:-}" ] && set -x
 cd "$(dirname "$0")/.."
 source scripts/services.sh
+source bench/lib.sh
 ensure_postgres
 command -v wrk >/dev/null || apt_install wrk
 command -v pgbench >/dev/null || apt_install postgresql
@@ -22,34 +23,7 @@ DURATION=${DURATION:-15}
 echo "building release binaries..."
 cargo build --release --workspace --bins -q
 
-work=$(mktemp -d)
-db="villa_bench_$$"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-pg_base=${PG_ADMIN_URL%/*}
-export APP_ENV=development DEV_DIR="$work/dev" PORT=$port RUST_LOG=warn LOG_FORMAT=json \
-  DATABASE_URL="$pg_base/$db" REDIS_URL="redis://127.0.0.1:$redis_port" \
-  STORAGE_LOCAL_DIR="$work/storage" DB_MAX_CONNECTIONS=${DB_MAX_CONNECTIONS:-20}
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  psql "$PG_ADMIN_URL" -qc "DROP DATABASE IF EXISTS \"$db\" WITH (FORCE)" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-psql "$PG_ADMIN_URL" -qc "CREATE DATABASE \"$db\""
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no >"$work/redis.log" 2>&1 &
-pids+=($!)
-./target/release/villa-api >"$work/api.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.2; done
-for i in $(seq 1 "$WORKERS"); do
-  ./target/release/worker-system >"$work/worker-$i.log" 2>&1 &
-  pids+=($!)
-done
-sleep 1
+bench_platform bench "$WORKERS"
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); worker-system processes: $WORKERS"
 echo
