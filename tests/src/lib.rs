@@ -248,15 +248,15 @@ impl TestApp {
         core.metrics.queue_refresh = options.metrics_queue_refresh;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let auth = match &options.dev_key {
-            _ if options.auth.is_some() => options.auth.clone().expect("checked"),
-            None => AuthSettings {
+        let auth = match (options.auth.clone(), &options.dev_key) {
+            (Some(auth), _) => auth,
+            (None, None) => AuthSettings {
                 jwks_url: idp.jwks_url.clone(),
                 issuer: idp::ISSUER.to_owned(),
                 audience: idp::AUDIENCE.to_owned(),
                 roles_claim: "roles".to_owned(),
             },
-            Some(_) => AuthSettings {
+            (None, Some(_)) => AuthSettings {
                 jwks_url: format!("{base}/dev/jwks.json"),
                 issuer: domain::settings::DEV_ISSUER.to_owned(),
                 audience: domain::settings::DEV_AUDIENCE.to_owned(),
