@@ -58,15 +58,18 @@ pub async fn accept_photos(
         let mut tx = state.pool.begin().await?;
         // First, before any job row: the one lock order of every upload (see ensure_villa_folder).
         let folder = documents::ensure_villa_folder(&mut tx, villa_id, lock).await?;
-        let mut jobs = vec![CreateVillaTree { villa_id }.enqueue(&mut tx).await?];
+        let mut jobs = jobs::JobBatch::default();
+        jobs.add(&CreateVillaTree { villa_id })?;
         let mut ids = Vec::with_capacity(batch.len());
         for photo in &batch {
             debug_assert_eq!(photo.villa_id, villa_id);
             let id = photos::insert_pending(&mut tx, &folder, photo).await?;
-            jobs.push(StorePhoto { photo_id: id }.enqueue(&mut tx).await?);
-            jobs.push(MakeThumbnail { photo_id: id }.enqueue(&mut tx).await?);
+            jobs.add(&StorePhoto { photo_id: id })?;
+            jobs.add(&MakeThumbnail { photo_id: id })?;
             ids.push(id);
         }
+        // Every photo's two jobs and the folder's in one statement.
+        let jobs = jobs.enqueue(&mut tx).await?;
         let mut views = Vec::with_capacity(ids.len());
         for id in ids {
             views.push(

@@ -53,21 +53,47 @@ pub struct NewJob {
 /// Inserts the row on the caller's connection (inside its transaction). Returns `None` when
 /// `dedupe_key` was already taken: the work is already enqueued or done.
 pub async fn insert(conn: &mut PgConnection, job: &NewJob) -> Result<Option<Uuid>, sqlx::Error> {
+    let inserted = insert_many(conn, std::slice::from_ref(job)).await?;
+    Ok(inserted.into_iter().next())
+}
+
+/// Inserts the rows in one statement on the caller's connection (inside its transaction) and
+/// answers the ids of those inserted: a row whose `dedupe_key` was already taken, by an earlier
+/// job or by a row before it in `jobs`, is left out.
+///
+/// Rows are inserted in the order of their dedupe keys, so that two transactions enqueueing the
+/// same keys wait for each other in one order rather than deadlock.
+pub async fn insert_many(
+    conn: &mut PgConnection,
+    jobs: &[NewJob],
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    if jobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<Uuid> = jobs.iter().map(|j| j.id).collect();
+    let kinds: Vec<&str> = jobs.iter().map(|j| j.kind).collect();
+    let queues: Vec<&str> = jobs.iter().map(|j| j.queue).collect();
+    let payloads: Vec<&Value> = jobs.iter().map(|j| &j.payload).collect();
+    let max_attempts: Vec<i32> = jobs.iter().map(|j| j.max_attempts).collect();
+    let dedupe_keys: Vec<Option<&str>> = jobs.iter().map(|j| j.dedupe_key.as_deref()).collect();
     sqlx::query_scalar(
         "INSERT INTO jobs (id, kind, queue, payload, max_attempts, dedupe_key, pushed_at, request_id)
-         VALUES ($1, $2, $3, $4, $5, $6, now(), $7)
+         SELECT id, kind, queue, payload, max_attempts, dedupe_key, now(), $7
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::int4[], $6::text[])
+              AS t(id, kind, queue, payload, max_attempts, dedupe_key)
+         ORDER BY dedupe_key NULLS LAST
          ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
          RETURNING id",
     )
-    .bind(job.id)
-    .bind(job.kind)
-    .bind(job.queue)
-    .bind(&job.payload)
-    .bind(job.max_attempts)
-    .bind(&job.dedupe_key)
+    .bind(ids)
+    .bind(kinds)
+    .bind(queues)
+    .bind(payloads)
+    .bind(max_attempts)
+    .bind(dedupe_keys)
     // The request this enqueue serves, if any: the worker logs the run with it.
     .bind(crate::trace::current_request_id())
-    .fetch_optional(conn)
+    .fetch_all(conn)
     .await
 }
 
@@ -87,105 +113,138 @@ pub struct ClaimedJob {
     pub waited_secs: f64,
 }
 
-/// Takes the job if it is QUEUED and due. `None` for a duplicate delivery, a job another worker
-/// holds, a finished one, or a retry whose backoff has not elapsed (the dispatcher pushes it again
-/// when it is due).
+/// Takes, in one statement, those of `ids` that are QUEUED and due and that no other transaction
+/// holds (`FOR UPDATE SKIP LOCKED`: two workers claiming one batch never wait for each other, and
+/// each row goes to one of them). Left out: duplicate deliveries, jobs another worker holds or
+/// finished, retries whose backoff has not elapsed (the dispatcher pushes them when due).
 ///
 /// A dedupe key starting with [`DEDUPE_WHILE_QUEUED`] is released here: such work is
 /// de-duplicated only while it waits, so a change made while it runs enqueues another run.
-pub async fn claim(
-    pool: &PgPool,
-    id: Uuid,
+pub async fn claim_many(
+    conn: impl sqlx::PgExecutor<'_>,
+    ids: &[Uuid],
     worker: &str,
     lease: Duration,
-) -> Result<Option<ClaimedJob>, sqlx::Error> {
+) -> Result<Vec<ClaimedJob>, sqlx::Error> {
     sqlx::query_as(
-        "UPDATE jobs
-         SET status = 'RUNNING', attempts = attempts + 1, locked_by = $2,
+        "UPDATE jobs j
+         SET status = 'RUNNING', attempts = j.attempts + 1, locked_by = $2,
              locked_until = now() + $3 * interval '1 millisecond',
-             started_at = coalesce(started_at, now()), updated_at = now(),
-             dedupe_key = CASE WHEN starts_with(dedupe_key, 'queued:') THEN NULL ELSE dedupe_key END
-         WHERE id = $1 AND status = 'QUEUED' AND run_at <= now()
-         RETURNING id, kind, payload, attempts, max_attempts, queue, request_id,
-                   greatest(extract(epoch FROM now() - run_at), 0)::float8 AS waited_secs",
+             started_at = coalesce(j.started_at, now()), updated_at = now(),
+             dedupe_key = CASE WHEN starts_with(j.dedupe_key, 'queued:') THEN NULL
+                               ELSE j.dedupe_key END
+         FROM (SELECT id FROM jobs
+               WHERE id = ANY($1) AND status = 'QUEUED' AND run_at <= now()
+               FOR UPDATE SKIP LOCKED) claimable
+         WHERE j.id = claimable.id
+         RETURNING j.id, j.kind, j.payload, j.attempts, j.max_attempts, j.queue, j.request_id,
+                   greatest(extract(epoch FROM now() - j.run_at), 0)::float8 AS waited_secs",
     )
-    .bind(id)
+    .bind(ids)
     .bind(worker)
     .bind(millis(lease))
-    .fetch_optional(pool)
+    .fetch_all(conn)
     .await
 }
 
-/// Marks the job done, if this worker still holds it. Returns whether it did.
-pub async fn succeed(
-    pool: &PgPool,
-    id: Uuid,
-    worker: &str,
-    result: &Value,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE jobs
-         SET status = 'SUCCEEDED', result = $3, progress = 100, error = NULL,
-             locked_by = NULL, locked_until = NULL, finished_at = now(), updated_at = now()
-         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING'",
-    )
-    .bind(id)
-    .bind(worker)
-    .bind(result)
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+/// How a run ended, as its row records it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEnd {
+    /// SUCCEEDED with the handler's result.
+    Succeeded(Value),
+    /// A failed run: back to QUEUED after `retry_in`, or FAILED when `retry_in` is `None`.
+    Failed {
+        error: String,
+        retry_in: Option<Duration>,
+    },
+    /// The job must wait for another: QUEUED again after `after`, its attempt given back
+    /// (waiting is not failing).
+    Postponed { reason: String, after: Duration },
+    /// Not run at all (its worker is stopping): QUEUED at once, its attempt given back.
+    HandedBack,
 }
 
-/// Records a failed run: back to QUEUED after `retry_in`, or FAILED when `retry_in` is `None`.
-pub async fn fail(
+/// Records the ends of runs `worker` holds the lease of, in one statement. Answers the ids
+/// recorded; a run whose lease was lost (reaped, and maybe run by another worker) is not.
+///
+/// The rows are locked in the order of their ids, so that two such statements, or one and a
+/// multi-row update of another kind, never wait for each other in a circle (the reaper and the
+/// lease keeper skip locked rows).
+pub async fn record_ends(
     pool: &PgPool,
-    id: Uuid,
     worker: &str,
-    error: &str,
-    retry_in: Option<Duration>,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE jobs
-         SET status = CASE WHEN $4::bigint IS NULL THEN 'FAILED' ELSE 'QUEUED' END,
-             run_at = CASE WHEN $4::bigint IS NULL THEN run_at
-                           ELSE now() + $4 * interval '1 millisecond' END,
-             finished_at = CASE WHEN $4::bigint IS NULL THEN now() ELSE NULL END,
-             error = $3, pushed_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
-         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING'",
+    ends: &[(Uuid, RunEnd)],
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    if ends.is_empty() {
+        return Ok(Vec::new());
+    }
+    let n = ends.len();
+    let (mut ids, mut statuses, mut results, mut errors, mut delays, mut given_back) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for (id, end) in ends {
+        let (status, result, error, delay, back): (&str, Option<&Value>, Option<&str>, _, bool) =
+            match end {
+                RunEnd::Succeeded(result) => ("SUCCEEDED", Some(result), None, None, false),
+                RunEnd::Failed {
+                    error,
+                    retry_in: Some(after),
+                } => ("QUEUED", None, Some(error), Some(millis(*after)), false),
+                RunEnd::Failed {
+                    error,
+                    retry_in: None,
+                } => ("FAILED", None, Some(error), None, false),
+                RunEnd::Postponed { reason, after } => {
+                    ("QUEUED", None, Some(reason), Some(millis(*after)), true)
+                }
+                RunEnd::HandedBack => ("QUEUED", None, None, Some(0), true),
+            };
+        ids.push(*id);
+        statuses.push(status);
+        results.push(result);
+        errors.push(error);
+        delays.push(delay);
+        given_back.push(back);
+    }
+    sqlx::query_scalar(
+        "WITH ended AS (
+             SELECT * FROM unnest($2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int8[],
+                                  $7::bool[])
+                    AS e(id, status, result, error, delay_ms, given_back)),
+         held AS (
+             SELECT j.id FROM jobs j
+             WHERE j.id IN (SELECT id FROM ended) AND j.locked_by = $1 AND j.status = 'RUNNING'
+             ORDER BY j.id
+             FOR UPDATE)
+         UPDATE jobs j
+         SET status = e.status,
+             result = CASE WHEN e.status = 'SUCCEEDED' THEN e.result ELSE j.result END,
+             progress = CASE WHEN e.status = 'SUCCEEDED' THEN 100 ELSE j.progress END,
+             error = CASE WHEN e.status = 'SUCCEEDED' THEN NULL ELSE coalesce(e.error, j.error) END,
+             attempts = CASE WHEN e.given_back THEN greatest(j.attempts - 1, 0) ELSE j.attempts END,
+             run_at = CASE WHEN e.status = 'QUEUED'
+                           THEN now() + e.delay_ms * interval '1 millisecond' ELSE j.run_at END,
+             finished_at = CASE WHEN e.status = 'QUEUED' THEN NULL ELSE now() END,
+             pushed_at = CASE WHEN e.status = 'QUEUED' THEN NULL ELSE j.pushed_at END,
+             locked_by = NULL, locked_until = NULL, updated_at = now()
+         FROM ended e, held h
+         WHERE j.id = e.id AND j.id = h.id
+         RETURNING j.id",
     )
-    .bind(id)
     .bind(worker)
-    .bind(error)
-    .bind(retry_in.map(millis))
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
-}
-
-/// A running job that must wait for another: queued again after `after`, its attempt given
-/// back (waiting is not failing).
-pub async fn postpone(
-    pool: &PgPool,
-    id: Uuid,
-    worker: &str,
-    reason: &str,
-    after: Duration,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
-        "UPDATE jobs
-         SET status = 'QUEUED', attempts = greatest(attempts - 1, 0),
-             run_at = now() + $4 * interval '1 millisecond', error = $3,
-             pushed_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
-         WHERE id = $1 AND locked_by = $2 AND status = 'RUNNING'",
-    )
-    .bind(id)
-    .bind(worker)
-    .bind(reason)
-    .bind(millis(after))
-    .execute(pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    .bind(ids)
+    .bind(statuses)
+    .bind(results)
+    .bind(errors)
+    .bind(delays)
+    .bind(given_back)
+    .fetch_all(pool)
+    .await
 }
 
 /// The status of the job enqueued under `dedupe_key`, if there is one, and how long until it
@@ -229,6 +288,7 @@ pub async fn set_progress(
 }
 
 /// Renews the lease of every job `worker` is running. One statement per worker process per tick.
+/// A row locked at that moment (its end being recorded) is skipped: it is renewed next tick.
 pub async fn renew_leases(
     pool: &PgPool,
     worker: &str,
@@ -236,7 +296,8 @@ pub async fn renew_leases(
 ) -> Result<u64, sqlx::Error> {
     let done = sqlx::query(
         "UPDATE jobs SET locked_until = now() + $2 * interval '1 millisecond'
-         WHERE locked_by = $1 AND status = 'RUNNING'",
+         WHERE id IN (SELECT id FROM jobs WHERE locked_by = $1 AND status = 'RUNNING'
+                      FOR UPDATE SKIP LOCKED)",
     )
     .bind(worker)
     .bind(millis(lease))
@@ -260,7 +321,8 @@ pub async fn hand_back(pool: &PgPool, worker: &str) -> Result<u64, sqlx::Error> 
 }
 
 /// Jobs whose worker stopped renewing its lease (it died) are queued again, or FAILED when that
-/// was their last attempt. Returns how many were requeued.
+/// was their last attempt. Returns how many were requeued. Rows locked at that moment (a late
+/// end being recorded) are left to the next round.
 pub async fn reap_expired_leases(pool: &PgPool) -> Result<u64, sqlx::Error> {
     let done = sqlx::query(
         "UPDATE jobs
@@ -268,7 +330,9 @@ pub async fn reap_expired_leases(pool: &PgPool) -> Result<u64, sqlx::Error> {
              finished_at = CASE WHEN attempts >= max_attempts THEN now() ELSE NULL END,
              error = 'the worker running this job stopped (lease ' || locked_by || ' expired)',
              pushed_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
-         WHERE status = 'RUNNING' AND locked_until < now()",
+         WHERE id IN (SELECT id FROM jobs WHERE status = 'RUNNING' AND locked_until < now()
+                      FOR UPDATE SKIP LOCKED)
+           AND status = 'RUNNING' AND locked_until < now()",
     )
     .execute(pool)
     .await?;

@@ -65,27 +65,71 @@ pub trait Job: Serialize + DeserializeOwned + Send + Sync + 'static {
     /// Writes the job row on `conn`, which should be the transaction of the change that needs
     /// the work. Push the returned handle with [`JobQueues::push`] once that transaction has
     /// committed; if that push never happens, the dispatcher pushes the row a few seconds later.
+    /// Several jobs go in one statement with [`JobBatch`].
     fn enqueue(
         &self,
         conn: &mut PgConnection,
     ) -> impl Future<Output = Result<Enqueued, sqlx::Error>> + Send {
         async move {
-            let new = domain::job_store::NewJob {
-                id: Uuid::now_v7(),
-                kind: Self::KIND,
-                queue: Self::QUEUE.name(),
-                payload: serde_json::to_value(self)
-                    .map_err(|e| sqlx::Error::Encode(Box::new(e)))?,
-                max_attempts: Self::MAX_ATTEMPTS,
-                dedupe_key: self.dedupe_key(),
-            };
-            let inserted = domain::job_store::insert(conn, &new).await?;
-            Ok(Enqueued {
-                queue: Self::QUEUE,
-                id: new.id,
-                inserted: inserted.is_some(),
-            })
+            let mut batch = JobBatch::default();
+            batch.add(self)?;
+            let mut enqueued = batch.enqueue(conn).await?;
+            Ok(enqueued.remove(0))
         }
+    }
+}
+
+/// Jobs of any kinds written in one statement: what work that fans out (a photo batch, the
+/// alert evaluation of many items) enqueues. Push the answer with [`JobQueues::push`] once the
+/// transaction has committed: one Redis call per queue, whatever the number of jobs.
+#[derive(Debug, Default)]
+pub struct JobBatch {
+    queues: Vec<Queue>,
+    rows: Vec<domain::job_store::NewJob>,
+}
+
+impl JobBatch {
+    /// Adds `job`; fails only when its payload cannot be serialized.
+    pub fn add<J: Job>(&mut self, job: &J) -> Result<&mut Self, sqlx::Error> {
+        self.queues.push(J::QUEUE);
+        self.rows.push(domain::job_store::NewJob {
+            id: Uuid::now_v7(),
+            kind: J::KIND,
+            queue: J::QUEUE.name(),
+            payload: serde_json::to_value(job).map_err(|e| sqlx::Error::Encode(Box::new(e)))?,
+            max_attempts: J::MAX_ATTEMPTS,
+            dedupe_key: job.dedupe_key(),
+        });
+        Ok(self)
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Writes the rows on `conn` in one statement. Answers one handle per job added, in order;
+    /// a job whose dedupe key was taken (before, or by an earlier job of the batch) is
+    /// `inserted: false`.
+    pub async fn enqueue(self, conn: &mut PgConnection) -> Result<Vec<Enqueued>, sqlx::Error> {
+        let inserted: std::collections::HashSet<Uuid> =
+            domain::job_store::insert_many(conn, &self.rows)
+                .await?
+                .into_iter()
+                .collect();
+        Ok(self
+            .queues
+            .into_iter()
+            .zip(self.rows)
+            .map(|(queue, row)| Enqueued {
+                queue,
+                id: row.id,
+                inserted: inserted.contains(&row.id),
+            })
+            .collect())
     }
 }
 

@@ -93,10 +93,11 @@ impl JobQueues {
         Ok(())
     }
 
-    /// Pushes what a committed transaction enqueued. Never fails: if Redis does not take it now,
-    /// the dispatcher will (the row is already durable).
+    /// Pushes what a committed transaction enqueued: one Redis call per queue, the queues'
+    /// calls at once. Never fails: if Redis does not take it now, the dispatcher will (the rows
+    /// are already durable).
     pub async fn push(&self, enqueued: &[Enqueued]) {
-        for queue in Queue::ALL {
+        let pushes = Queue::ALL.into_iter().map(|queue| async move {
             let ids: Vec<Uuid> = enqueued
                 .iter()
                 .filter(|e| e.inserted && e.queue == queue)
@@ -106,7 +107,8 @@ impl JobQueues {
                 tracing::warn!(queue = queue.name(), count = ids.len(), %error,
                     "push to Redis failed; the dispatcher will push these jobs");
             }
-        }
+        });
+        futures::future::join_all(pushes).await;
     }
 
     /// [`push`](Self::push) without waiting: what request handlers use, so that a slow or absent

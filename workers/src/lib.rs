@@ -2,5 +2,6 @@
 //! [`runtime::run`]; `scheduler` is the only process that runs cron. Each serves its metrics on
 //! `METRICS_PORT` when that is set ([`metrics`]).
 
+pub mod batching;
 pub mod metrics;
 pub mod runtime;

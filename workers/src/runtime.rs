@@ -1,10 +1,12 @@
 //! The worker side of the job pipeline.
 //!
-//! - **Consumers**: per queue, an apalis worker over the Redis queue. Each delivery carries a job
-//!   id; the consumer claims the row (a conditional update, so duplicates are no-ops), runs the
-//!   kind's handler and records SUCCEEDED, a retry with backoff, or FAILED. Deliveries always end
-//!   `Ok` for apalis: the outcome lives in Postgres, and apalis's own retries (25 by default)
-//!   would only duplicate ours.
+//! - **Consumers**: per queue, an apalis worker over the Redis queue, fetching up to
+//!   `WORKER_CLAIM_BATCH` deliveries at once. Each delivery carries a job id; the consumer claims
+//!   the row (in the process's next claim batch, a conditional update, so duplicates are
+//!   no-ops), runs the kind's handler and hands its end (SUCCEEDED, a retry with backoff, FAILED)
+//!   to the process's end writer, which records ends in batches ([`crate::batching`]).
+//!   Deliveries always end `Ok` for apalis: the outcome lives in Postgres, and apalis's own
+//!   retries (25 by default) would only duplicate ours.
 //! - **Dispatcher**: pushes rows that need it (never pushed, retry due, pushed but not claimed
 //!   after `redispatch_after` while Redis holds no backlog) and requeues jobs whose lease expired
 //!   because their worker died.
@@ -22,7 +24,8 @@
 //!   [`run`] ends with [`Stalled`] so the process exits non-zero and its supervisor restarts it:
 //!   within `JOB_LEASE_SECS` either way.
 //! - **Shutdown**: on the token, consumers stop taking work, in-flight jobs get
-//!   `shutdown_grace` to finish, and what is still running is handed back to the queue.
+//!   `shutdown_grace` to finish, the ends handed over are written, and what is still running is
+//!   handed back to the queue.
 //! - **Observability**: each run is logged inside a span naming the job, its queue and the
 //!   request that enqueued it, and is counted in the job metrics (`domain::metrics::names`).
 
@@ -37,7 +40,11 @@ use std::{
 
 use apalis::prelude::*;
 use apalis_redis::RedisStorage;
-use domain::{job_store, metrics::names, settings::JobSettings};
+use domain::{
+    job_store::{self, RunEnd},
+    metrics::names,
+    settings::JobSettings,
+};
 use futures::future::join_all;
 use jobs::{JobContext, JobQueues, JobRegistry, JobServices, Queue};
 use metrics::{counter, histogram};
@@ -46,6 +53,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 use uuid::Uuid;
+
+use crate::batching::{Batching, Claims, Ended, Ends};
 
 /// Everything a delivery needs, shared by the consumers of one process.
 pub struct Runtime {
@@ -126,6 +135,9 @@ pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), St
     let queues = rt.registry.queues();
     tracing::info!(worker = %rt.name, queues = ?queues.iter().map(|q| q.name()).collect::<Vec<_>>(), "worker starting");
 
+    // Claims and ends of runs go through the process's batchers; they outlive the consumers'
+    // drain, so that every end of a run that finished is written before the hand-back.
+    let batching = Batching::start(rt.pool.clone(), rt.name.clone(), &rt.settings);
     // Lease renewal must outlive the consumers' drain, so it has its own token.
     let keeper_stop = CancellationToken::new();
     let keeper = tokio::spawn(lease_keeper(rt.clone(), keeper_stop.clone()));
@@ -136,8 +148,14 @@ pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), St
         .iter()
         .map(|&q| {
             let (rt, stop) = (rt.clone(), stop.clone());
+            let consumer = Arc::new(Consumer {
+                rt: rt.clone(),
+                health: Health::new(),
+                claims: batching.claims.clone(),
+                ends: batching.ends.clone(),
+            });
             tokio::spawn(async move {
-                let outcome = supervise_consumer(rt, q, stop.clone()).await;
+                let outcome = supervise_consumer(consumer, q, stop.clone()).await;
                 if outcome.is_err() {
                     stop.cancel();
                 }
@@ -160,6 +178,7 @@ pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), St
             "in-flight jobs did not finish within the grace period"
         ),
     }
+    batching.close().await;
     keeper_stop.cancel();
     let _ = keeper.await;
     let _ = dispatcher.await;
@@ -184,6 +203,8 @@ pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), St
 struct Consumer {
     rt: Arc<Runtime>,
     health: Health,
+    claims: Claims,
+    ends: Ends,
 }
 
 /// What the watchdog of a consumer reads.
@@ -285,24 +306,23 @@ async fn watchdog(
 /// Builds the apalis worker of `queue` again whenever it ends with an error (with backoff) or
 /// stalls (at once). Two stalls in a row, with no work asked for in between, are [`Stalled`].
 async fn supervise_consumer(
-    rt: Arc<Runtime>,
+    consumer: Arc<Consumer>,
     queue: Queue,
     shutdown: CancellationToken,
 ) -> Result<(), Stalled> {
+    let rt = consumer.rt.clone();
     let mut generation = 0u32;
     let mut backoff = Duration::from_millis(200);
     let stall_after = (rt.settings.lease / 2).max(Duration::from_secs(2));
-    let consumer = Arc::new(Consumer {
-        rt: rt.clone(),
-        health: Health::new(),
-    });
+    // One Redis fetch brings what one claim takes.
+    let fetch_batch = rt.settings.claim_batch.clamp(1, rt.settings.concurrency.max(1));
     let mut stalled_before = false;
     while !shutdown.is_cancelled() {
         generation += 1;
         let started = tokio::time::Instant::now();
         consumer.health.asked.touch();
         let storage = RedisStorage::<Uuid>::new(rt.queues.connection())
-            .with_config(rt.queues.config(queue))
+            .with_config(rt.queues.config(queue).batch_size(fetch_batch))
             .poll_with_strategy(TokioPoll::new(
                 rt.settings.poll_interval,
                 consumer.health.asked.clone(),
@@ -357,26 +377,19 @@ async fn deliver(job_id: Uuid, consumer: Data<Arc<Consumer>>) -> Result<(), BoxD
     let consumer = Arc::clone(&consumer);
     consumer.health.in_flight.fetch_add(1, Ordering::Relaxed);
     let work = tokio::spawn(async move {
-        process(&consumer.rt, job_id).await;
+        process(&consumer, job_id).await;
         consumer.health.in_flight.fetch_sub(1, Ordering::Relaxed);
     });
     let _ = work.await;
     Ok(())
 }
 
-/// Claims and runs one job; what it returns is only for tests and logs.
-pub async fn process(rt: &Runtime, job_id: Uuid) -> Option<Result<(), String>> {
-    let claimed = match job_store::claim(&rt.pool, job_id, &rt.name, rt.settings.lease).await {
-        Ok(Some(job)) => job,
-        Ok(None) => {
-            tracing::debug!(%job_id, "delivery skipped: job not claimable (duplicate, taken or not due)");
-            return None;
-        }
-        Err(error) => {
-            // The row stays QUEUED; the dispatcher pushes it again.
-            tracing::warn!(%job_id, %error, "claim failed");
-            return None;
-        }
+/// Claims (in the process's next claim batch), runs and hands over the end of one job.
+async fn process(consumer: &Consumer, job_id: Uuid) {
+    let rt = &consumer.rt;
+    let Some(claimed) = consumer.claims.claim(job_id).await else {
+        tracing::debug!(%job_id, "delivery skipped: job not claimable (duplicate, taken or not due)");
+        return;
     };
     // Taken apart: the payload goes to the handler, the rest names the run.
     let job_store::ClaimedJob {
@@ -426,61 +439,51 @@ pub async fn process(rt: &Runtime, job_id: Uuid) -> Option<Result<(), String>> {
     let elapsed_ms = elapsed.as_millis() as u64;
     histogram!(names::JOB_RUN_DURATION, "queue" => queue.clone(), "kind" => kind.clone())
         .record(elapsed.as_secs_f64());
-    async {
-        let (ended, recorded) = match &outcome {
+    let (ended, end) = {
+        let _entered = span.enter();
+        match outcome {
             Ok(result) => {
                 tracing::info!(attempt = attempts, elapsed_ms, "job succeeded");
-                let recorded = job_store::succeed(&rt.pool, job_id, &rt.name, result).await;
-                ("succeeded", recorded)
+                ("succeeded", RunEnd::Succeeded(result))
             }
             Err(error) if error.wait.is_some() => {
                 tracing::debug!(reason = %error.message, "job waits");
-                let recorded = job_store::postpone(
-                    &rt.pool,
-                    job_id,
-                    &rt.name,
-                    &error.message,
-                    error.wait.unwrap_or_default(),
-                )
-                .await;
-                ("postponed", recorded)
+                let after = error.wait.unwrap_or_default();
+                let reason = error.message;
+                ("postponed", RunEnd::Postponed { reason, after })
             }
             Err(error) => {
                 let retry_in = (error.retryable && attempts < max_attempts)
                     .then(|| jobs::backoff(rt.registry.backoff_base(&kind), attempts));
                 tracing::warn!(attempt = attempts, max_attempts,
                     error = %error.message, ?retry_in, elapsed_ms, "job failed");
-                let recorded =
-                    job_store::fail(&rt.pool, job_id, &rt.name, &error.message, retry_in).await;
                 let ended = if retry_in.is_some() {
                     "retried"
                 } else {
                     "failed"
                 };
-                (ended, recorded)
+                let error = error.message;
+                (ended, RunEnd::Failed { error, retry_in })
             }
-        };
-        // Counted as the run ended, whether or not its outcome was recorded: a run whose lease
-        // was lost still did (or failed) its work, and the row's next run is counted on its own.
-        counter!(
-            names::JOBS_FINISHED,
-            "queue" => queue.clone(),
-            "kind" => kind.clone(),
-            "outcome" => ended,
-        )
-        .increment(1);
-        match recorded {
-            Ok(true) => {}
-            Ok(false) => {
-                tracing::warn!("outcome not recorded: the lease was lost to another worker")
-            }
-            // The lease expires and the job runs again; handlers are idempotent.
-            Err(error) => tracing::error!(%error, "outcome not recorded"),
         }
+    };
+    // Counted as the run ended, whether or not its end gets recorded: a run whose lease was lost
+    // still did (or failed) its work, and the row's next run is counted on its own.
+    counter!(names::JOBS_FINISHED, "queue" => queue, "kind" => kind, "outcome" => ended)
+        .increment(1);
+    let handed_over = consumer
+        .ends
+        .hand_over(Ended {
+            id: job_id,
+            end,
+            span: span.clone(),
+        })
+        .await;
+    if !handed_over {
+        // The worker is stopping and its last ends are written: the hand-back requeues this job
+        // (or its lease expires), and it runs again; handlers are idempotent.
+        span.in_scope(|| tracing::warn!("outcome not recorded: the worker is stopping"));
     }
-    .instrument(span)
-    .await;
-    Some(outcome.map(|_| ()).map_err(|e| e.message))
 }
 
 async fn lease_keeper(rt: Arc<Runtime>, stop: CancellationToken) {

@@ -13,7 +13,7 @@ pub mod reports;
 pub mod transfers;
 
 use domain::Problems;
-use jobs::{Enqueued, Job, alerts::EvaluateStockAlerts};
+use jobs::{Enqueued, alerts::EvaluateStockAlerts};
 use sqlx::PgConnection;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
@@ -59,14 +59,14 @@ pub fn condition_param() -> utoipa::openapi::schema::Object {
 }
 
 /// Enqueues, in the transaction that changed them, the alert evaluation of each item (one waits
-/// per item at most); push the answer once the transaction has committed.
+/// per item at most), in one statement; push the answer once the transaction has committed.
 pub async fn evaluate_alerts_of(
     conn: &mut PgConnection,
     items: impl IntoIterator<Item = Uuid>,
 ) -> Result<Vec<Enqueued>, AppError> {
-    let mut enqueued = Vec::new();
+    let mut batch = jobs::JobBatch::default();
     for item in items {
-        enqueued.push(EvaluateStockAlerts::item(item).enqueue(conn).await?);
+        batch.add(&EvaluateStockAlerts::item(item))?;
     }
-    Ok(enqueued)
+    Ok(batch.enqueue(conn).await?)
 }

@@ -18,6 +18,14 @@ pub struct JobSettings {
     pub poll_interval: Duration,
     /// Jobs one worker process runs at once per queue.
     pub concurrency: usize,
+    /// At most this many deliveries are claimed in one statement (and fetched from Redis in
+    /// one call), never more than `concurrency`. Claims are not held back to fill a batch: what
+    /// arrived while the previous claim ran goes in the next.
+    pub claim_batch: usize,
+    /// Ends of runs are recorded in one statement once this many are waiting...
+    pub complete_batch: usize,
+    /// ...or once the first of them has waited this long, whichever comes first.
+    pub complete_interval: Duration,
     /// On SIGTERM, how long in-flight jobs may take to finish before they are handed back.
     pub shutdown_grace: Duration,
 }
@@ -42,6 +50,13 @@ pub(super) fn job_settings(env: &mut Env<'_>) -> JobSettings {
             "a whole number of milliseconds",
         )),
         concurrency: env.parsed("WORKER_CONCURRENCY", 64usize, "a whole number"),
+        claim_batch: env.parsed("WORKER_CLAIM_BATCH", 32usize, "a whole number"),
+        complete_batch: env.parsed("WORKER_COMPLETE_BATCH", 100usize, "a whole number"),
+        complete_interval: Duration::from_millis(env.parsed(
+            "WORKER_COMPLETE_INTERVAL_MS",
+            5u64,
+            "a whole number of milliseconds",
+        )),
         shutdown_grace: Duration::from_secs(env.parsed(
             "SHUTDOWN_GRACE_SECS",
             15u64,
@@ -50,10 +65,34 @@ pub(super) fn job_settings(env: &mut Env<'_>) -> JobSettings {
     }
 }
 
-/// What [`job_settings`] read and cannot be: a worker that runs no job at once.
+/// The largest batches the settings accept: a statement over more rows holds its locks longer
+/// than a batch saves, and a Redis fetch of more deliveries than that blocks Redis for longer.
+pub const MAX_CLAIM_BATCH: usize = 1000;
+pub const MAX_COMPLETE_BATCH: usize = 10_000;
+/// An end waits at most this long to be written: far below any lease.
+pub const MAX_COMPLETE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What [`job_settings`] read and cannot be: a worker that runs no job at once, batches of
+/// nothing or without bound, ends held back for longer than a lease.
 pub(super) fn check_job_settings(env: &mut Env<'_>, jobs: &JobSettings) {
     if jobs.concurrency == 0 {
         env.problems
             .push("WORKER_CONCURRENCY must be at least 1".into());
+    }
+    if !(1..=MAX_CLAIM_BATCH).contains(&jobs.claim_batch) {
+        env.problems.push(format!(
+            "WORKER_CLAIM_BATCH must be from 1 to {MAX_CLAIM_BATCH}"
+        ));
+    }
+    if !(1..=MAX_COMPLETE_BATCH).contains(&jobs.complete_batch) {
+        env.problems.push(format!(
+            "WORKER_COMPLETE_BATCH must be from 1 to {MAX_COMPLETE_BATCH}"
+        ));
+    }
+    if jobs.complete_interval > MAX_COMPLETE_INTERVAL {
+        env.problems.push(format!(
+            "WORKER_COMPLETE_INTERVAL_MS must be at most {}",
+            MAX_COMPLETE_INTERVAL.as_millis()
+        ));
     }
 }

@@ -3,6 +3,7 @@
 
 mod admin_jobs;
 mod auth;
+mod batching;
 mod board;
 mod bounded_input;
 mod checklists;
