@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The job pipeline at batch scale (issue 31), in one run on this machine:
-#   1. JOBS (default 100,000) no-op jobs through the real pipeline (job row, Redis, one
-#      worker-system process, outcome recorded): jobs/s; then enqueue-to-finish p50/p99 at a
-#      steady 200 jobs/s; then one job on a quiet platform.
+#   1. JOBS (default 100,000) no-op jobs through the real pipeline (job rows written
+#      ENQUEUE_BATCH to a transaction, Redis, one worker-system process, ends recorded): jobs/s
+#      from the first enqueue to the last SUCCEEDED; then enqueue-to-finish p50/p99 at a steady
+#      200 jobs/s (one job to a transaction, as a request enqueues it); then 50 single jobs on a
+#      quiet platform, enqueue-to-start p50/p99.
 #   2. next to it, pgbench running the pipeline's SQL on the same database: the per-job shape
 #      (bench/job_sql.pgbench: insert, claim, complete, one transaction each) and the batched
 #      shape (bench/job_sql_batched.pgbench) at batches of 10 and 100: the database's ceilings.
 # Uses a scratch database and a private redis-server; leaves nothing behind.
-#   Usage: bench/pipeline.sh        (JOBS=..., SQL_SECONDS=..., WORKERS=...)
+#   Usage: bench/pipeline.sh        (JOBS=..., ENQUEUE_BATCH=..., SQL_SECONDS=..., WORKERS=...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/services.sh
@@ -26,7 +28,7 @@ bench_platform pipeline_bench "$WORKERS"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); worker-system processes: $WORKERS"
 echo
 echo "== 1. the pipeline: $JOBS no-op jobs, then 200 jobs/s"
-./target/release/pipeline-bench --jobs "$JOBS" --producers 16 --rate 200 --seconds 15
+./target/release/pipeline-bench --jobs "$JOBS" --producers 4 --enqueue-batch "${ENQUEUE_BATCH:-100}" --rate 200 --seconds 15 --quiet-jobs 50
 echo
 echo "== 2. the database's ceilings for the same SQL (pgbench, 16 clients, ${SQL_SECONDS} s each)"
 tps() { # pgbench args...: its tps, each shape over a jobs table as the pipeline left it

@@ -54,9 +54,10 @@ impl JobQueues {
     /// The apalis configuration of `queue`, shared by pushers and workers.
     ///
     /// - `lock_tasks(false)`: apalis's Redis-side task leases would duplicate the Postgres lease
-    ///   that actually decides who runs a job (`job_store::claim`), at one more script per batch.
+    ///   that actually decides who runs a job (`job_store::claim_many`), at one more script per batch.
     /// - `emit_events(false)`: nothing subscribes to apalis's pub/sub notifications.
-    /// - `batch_size(32)`: one fetch script brings up to a worker's concurrency of deliveries.
+    /// - `batch_size(32)`: one fetch script brings up to 32 deliveries; a worker's consumer sets
+    ///   its own, `WORKER_CLAIM_BATCH`, so that one fetch makes one claim statement.
     /// - `heartbeat_interval(1 s)`: after a fetch comes back empty, apalis-core parks the worker's
     ///   stream until something wakes it; a task finishing just before the waker is registered
     ///   wakes nobody, and the next heartbeat is then the only wake-up. At the default 30 s, a

@@ -315,7 +315,10 @@ async fn supervise_consumer(
     let mut backoff = Duration::from_millis(200);
     let stall_after = (rt.settings.lease / 2).max(Duration::from_secs(2));
     // One Redis fetch brings what one claim takes.
-    let fetch_batch = rt.settings.claim_batch.clamp(1, rt.settings.concurrency.max(1));
+    let fetch_batch = rt
+        .settings
+        .claim_batch
+        .clamp(1, rt.settings.concurrency.max(1));
     let mut stalled_before = false;
     while !shutdown.is_cancelled() {
         generation += 1;

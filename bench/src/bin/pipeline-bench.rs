@@ -1,10 +1,14 @@
-//! Drives the job pipeline the way the API does (one job row per transaction, pushed to Redis
-//! after commit) against running `worker-system` processes, and reads the outcome from the job
-//! rows themselves. Two phases:
+//! Drives the job pipeline the way the platform does (job rows written in a transaction, pushed
+//! to Redis after commit) against running `worker-system` processes, and reads the outcome from
+//! the job rows themselves. Three phases:
 //! 1. throughput: `--jobs` diagnostic jobs from `--producers` concurrent producers as fast as
-//!    they go; jobs/s from the first enqueue to the last SUCCEEDED, by the rows' timestamps;
-//! 2. latency: a steady `--rate` jobs/s for `--seconds`; enqueue-to-finish p50/p99 from the rows'
-//!    own timestamps (`finished_at - created_at`, both Postgres's clock).
+//!    they go, `--enqueue-batch` to a transaction (one statement, one Redis call: `JobBatch`);
+//!    jobs/s from the first enqueue to the last SUCCEEDED, by the rows' timestamps;
+//! 2. latency: a steady `--rate` jobs/s for `--seconds`, one job to a transaction as a request
+//!    enqueues it; enqueue-to-finish p50/p99 from the rows' own timestamps
+//!    (`finished_at - created_at`, both Postgres's clock);
+//! 3. a quiet platform: `--quiet-jobs` single jobs, each enqueued once the one before has
+//!    finished and a pause has passed; enqueue-to-start p50/p99 (`started_at - created_at`).
 
 use std::{
     sync::{
@@ -15,7 +19,7 @@ use std::{
 };
 
 use clap::Parser;
-use jobs::{Job, JobQueues, system::DiagnosticJob};
+use jobs::{JobBatch, JobQueues, system::DiagnosticJob};
 use sqlx::PgPool;
 
 #[derive(Parser)]
@@ -28,23 +32,39 @@ struct Args {
     prefix: String,
     #[arg(long, default_value_t = 10_000)]
     jobs: usize,
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 4)]
     producers: usize,
+    /// Jobs written per transaction in the throughput phase (1: one job, one statement, one
+    /// Redis call each).
+    #[arg(long, default_value_t = 100)]
+    enqueue_batch: usize,
+    #[arg(long, default_value_t = 50)]
+    quiet_jobs: usize,
     #[arg(long, default_value_t = 200)]
     rate: u64,
     #[arg(long, default_value_t = 15)]
     seconds: u64,
 }
 
-async fn enqueue_one(pool: &PgPool, queues: &JobQueues, note: &str) -> anyhow::Result<()> {
+/// Writes `count` diagnostic jobs in one transaction (one statement) and pushes them.
+async fn enqueue(
+    pool: &PgPool,
+    queues: &JobQueues,
+    note: &str,
+    count: usize,
+) -> anyhow::Result<()> {
     let job = DiagnosticJob {
         note: Some(note.to_owned()),
         ..Default::default()
     };
+    let mut batch = JobBatch::default();
+    for _ in 0..count {
+        batch.add(&job)?;
+    }
     let mut tx = pool.begin().await?;
-    let enqueued = job.enqueue(&mut tx).await?;
+    let enqueued = batch.enqueue(&mut tx).await?;
     tx.commit().await?;
-    queues.push(&[enqueued]).await;
+    queues.push(&enqueued).await;
     Ok(())
 }
 
@@ -122,9 +142,14 @@ async fn main() -> anyhow::Result<()> {
             burst.clone(),
             args.jobs,
         );
+        let batch = args.enqueue_batch.max(1);
         producers.push(tokio::spawn(async move {
-            while counter.fetch_add(1, Ordering::Relaxed) < total {
-                enqueue_one(&pool, &queues, &note).await?;
+            loop {
+                let from = counter.fetch_add(batch, Ordering::Relaxed);
+                if from >= total {
+                    break;
+                }
+                enqueue(&pool, &queues, &note, batch.min(total - from)).await?;
             }
             anyhow::Ok(())
         }));
@@ -141,7 +166,10 @@ async fn main() -> anyhow::Result<()> {
         o.succeeded,
         args.jobs
     );
-    println!("pipeline.jobs                 {}", args.jobs);
+    println!(
+        "pipeline.jobs                 {}   ({} producers, {} jobs to a transaction)",
+        args.jobs, args.producers, args.enqueue_batch
+    );
     println!(
         "pipeline.enqueue_rate_per_s   {:.0}",
         args.jobs as f64 / enqueued_in.as_secs_f64()
@@ -165,7 +193,7 @@ async fn main() -> anyhow::Result<()> {
         tick.tick().await;
         let (pool, queues, note) = (pool.clone(), queues.clone(), steady.clone());
         sent.push(tokio::spawn(async move {
-            enqueue_one(&pool, &queues, &note).await
+            enqueue(&pool, &queues, &note, 1).await
         }));
     }
     for s in sent {
@@ -183,6 +211,27 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "pipeline.steady_latency_ms    p50 {:.1}  p99 {:.1}  max {:.1}  (enqueue to SUCCEEDED)",
         o.p50_ms, o.p99_ms, o.max_ms
+    );
+
+    // Phase 3: a quiet platform, one job at a time.
+    let quiet = format!("{run}-quiet");
+    for _ in 0..args.quiet_jobs {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        enqueue(&pool, &queues, &quiet, 1).await?;
+        wait_drained(&pool, Duration::from_secs(30)).await?;
+    }
+    let (p50, p99, max): (f64, f64, f64) = sqlx::query_as(
+        "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms),
+                percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), max(ms)
+         FROM (SELECT (extract(epoch FROM started_at - created_at) * 1000)::float8 AS ms
+               FROM jobs WHERE kind = 'system.diagnostic' AND payload->>'note' = $1) t",
+    )
+    .bind(&quiet)
+    .fetch_one(&pool)
+    .await?;
+    println!("pipeline.quiet_jobs           {}", args.quiet_jobs);
+    println!(
+        "pipeline.quiet_start_ms       p50 {p50:.1}  p99 {p99:.1}  max {max:.1}  (enqueue to start, one job at a time)"
     );
     Ok(())
 }

@@ -326,6 +326,63 @@ mod tests {
     }
 
     #[test]
+    fn batch_settings_out_of_bounds_are_refused_by_name() {
+        let base = [
+            ("DATABASE_URL", "postgres://x/y"),
+            ("REDIS_URL", "redis://x"),
+        ];
+        for (var, value, message) in [
+            (
+                "WORKER_CLAIM_BATCH",
+                "0",
+                "WORKER_CLAIM_BATCH must be from 1 to 1000",
+            ),
+            (
+                "WORKER_CLAIM_BATCH",
+                "1001",
+                "WORKER_CLAIM_BATCH must be from 1 to 1000",
+            ),
+            (
+                "WORKER_COMPLETE_BATCH",
+                "0",
+                "WORKER_COMPLETE_BATCH must be from 1 to 10000",
+            ),
+            (
+                "WORKER_COMPLETE_INTERVAL_MS",
+                "1001",
+                "WORKER_COMPLETE_INTERVAL_MS must be at most 1000",
+            ),
+            (
+                "WORKER_COMPLETE_INTERVAL_MS",
+                "-1",
+                "WORKER_COMPLETE_INTERVAL_MS",
+            ),
+        ] {
+            let mut vars = base.to_vec();
+            vars.push((var, value));
+            let err = CoreSettings::from_lookup(&lookup(&vars))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(message), "{var}={value}: {err}");
+        }
+        let mut vars = base.to_vec();
+        vars.extend([
+            ("WORKER_CLAIM_BATCH", "1000"),
+            ("WORKER_COMPLETE_BATCH", "1"),
+            ("WORKER_COMPLETE_INTERVAL_MS", "0"),
+        ]);
+        let jobs = CoreSettings::from_lookup(&lookup(&vars)).unwrap().jobs;
+        assert_eq!(
+            (
+                jobs.claim_batch,
+                jobs.complete_batch,
+                jobs.complete_interval
+            ),
+            (1000, 1, std::time::Duration::ZERO)
+        );
+    }
+
+    #[test]
     fn production_with_the_documented_variables_runs() {
         let env = lookup(&[
             ("APP_ENV", "production"),

@@ -185,7 +185,11 @@ async fn a_worker_killed_with_ends_not_yet_written_has_those_jobs_run_again_and_
     // Every run ended, none of the ends is written: the rows still say RUNNING, under its lease.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
-        count(&pool, "SELECT count(*) FROM jobs WHERE status = 'RUNNING' AND locked_by IS NOT NULL").await,
+        count(
+            &pool,
+            "SELECT count(*) FROM jobs WHERE status = 'RUNNING' AND locked_by IS NOT NULL"
+        )
+        .await,
         60
     );
     assert_eq!(count(&pool, "SELECT count(*) FROM success_writes").await, 0);
@@ -211,7 +215,11 @@ async fn a_worker_killed_with_ends_not_yet_written_has_those_jobs_run_again_and_
     .await
     .unwrap();
     assert_eq!(runs.len(), 60);
-    assert!(runs.iter().all(|&(_, runs, workers)| runs == 2 && workers == 2), "{runs:?}");
+    assert!(
+        runs.iter()
+            .all(|&(_, runs, workers)| runs == 2 && workers == 2),
+        "{runs:?}"
+    );
     let writes: Vec<(Uuid, String)> = sqlx::query_as("SELECT job_id, worker FROM success_writes")
         .fetch_all(&pool)
         .await
@@ -223,7 +231,11 @@ async fn a_worker_killed_with_ends_not_yet_written_has_those_jobs_run_again_and_
             .fetch_all(&pool)
             .await
             .unwrap();
-    let n_of: HashMap<Uuid, u32> = ids.iter().enumerate().map(|(n, id)| (*id, n as u32)).collect();
+    let n_of: HashMap<Uuid, u32> = ids
+        .iter()
+        .enumerate()
+        .map(|(n, id)| (*id, n as u32))
+        .collect();
     for (id, attempts, result) in rows {
         assert_eq!(attempts, 2);
         assert_eq!(result, json!({"n": n_of[&id]}));
@@ -242,13 +254,22 @@ async fn a_redis_wiped_mid_burst_loses_no_job_and_runs_none_twice(pool: PgPool) 
     assert_eq!(queues.backlog(Queue::System).await.unwrap(), 3_000);
     let worker = TestWorker::start(pool.clone(), &core, registry());
     let some_done = eventually(Duration::from_secs(20), || async {
-        (count(&pool, "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'").await >= 100)
+        (count(
+            &pool,
+            "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'",
+        )
+        .await
+            >= 100)
             .then_some(())
     })
     .await;
     assert!(some_done.is_some());
     redis.flushall().await;
-    let done_at_wipe = count(&pool, "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'").await;
+    let done_at_wipe = count(
+        &pool,
+        "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'",
+    )
+    .await;
     assert!(done_at_wipe < 3_000, "the burst was over before the wipe");
 
     let succeeded = wait_for(
@@ -266,8 +287,15 @@ async fn a_redis_wiped_mid_burst_loses_no_job_and_runs_none_twice(pool: PgPool) 
         .into_iter()
         .collect();
     assert_eq!(ran, ids.iter().copied().collect());
-    assert_eq!(count(&pool, "SELECT count(*) FROM counted_runs").await, 3_000, "a job ran twice");
-    assert_eq!(count(&pool, "SELECT count(*) FROM success_writes").await, 3_000);
+    assert_eq!(
+        count(&pool, "SELECT count(*) FROM counted_runs").await,
+        3_000,
+        "a job ran twice"
+    );
+    assert_eq!(
+        count(&pool, "SELECT count(*) FROM success_writes").await,
+        3_000
+    );
     worker.shutdown().await;
 }
 
@@ -292,9 +320,18 @@ async fn two_workers_delivered_one_batch_twice_run_each_job_once(pool: PgPool) {
     assert_eq!(succeeded, 400);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(count(&pool, "SELECT count(*) FROM counted_runs").await, 400);
-    assert_eq!(count(&pool, "SELECT count(DISTINCT job_id) FROM counted_runs").await, 400);
-    assert_eq!(count(&pool, "SELECT count(*) FROM success_writes").await, 400);
-    assert_eq!(count(&pool, "SELECT max(attempts)::int8 FROM jobs").await, 1);
+    assert_eq!(
+        count(&pool, "SELECT count(DISTINCT job_id) FROM counted_runs").await,
+        400
+    );
+    assert_eq!(
+        count(&pool, "SELECT count(*) FROM success_writes").await,
+        400
+    );
+    assert_eq!(
+        count(&pool, "SELECT max(attempts)::int8 FROM jobs").await,
+        1
+    );
     a.shutdown().await;
     b.shutdown().await;
 }
@@ -321,7 +358,11 @@ async fn two_claims_of_one_batch_released_together_take_each_job_once(pool: PgPo
         let a: HashSet<Uuid> = a.iter().map(|j| j.id).collect();
         let b: HashSet<Uuid> = b.iter().map(|j| j.id).collect();
         assert!(a.is_disjoint(&b), "round {round}: a job claimed by both");
-        assert_eq!(a.len() + b.len(), 300, "round {round}: a job claimed by neither");
+        assert_eq!(
+            a.len() + b.len(),
+            300,
+            "round {round}: a job claimed by neither"
+        );
     }
 }
 
@@ -379,7 +420,9 @@ async fn a_claim_meeting_a_batch_held_by_another_takes_the_rest_without_waiting(
 async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool) {
     let lease = Duration::from_secs(15);
     let ids = queued_rows(&pool, 4).await;
-    let claimed = job_store::claim_many(&pool, &ids, "slow", lease).await.unwrap();
+    let claimed = job_store::claim_many(&pool, &ids, "slow", lease)
+        .await
+        .unwrap();
     assert_eq!(claimed.len(), 4);
     // The first job's lease runs out and another worker takes it over.
     sqlx::query("UPDATE jobs SET locked_until = now() - interval '1 second' WHERE id = $1")
@@ -388,7 +431,9 @@ async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool)
         .await
         .unwrap();
     assert_eq!(job_store::reap_expired_leases(&pool).await.unwrap(), 1);
-    let taken = job_store::claim_many(&pool, &ids[..1], "rescuer", lease).await.unwrap();
+    let taken = job_store::claim_many(&pool, &ids[..1], "rescuer", lease)
+        .await
+        .unwrap();
     assert_eq!(taken.len(), 1);
 
     let ends = vec![
@@ -415,17 +460,23 @@ async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool)
         .into_iter()
         .collect();
     assert_eq!(recorded, ids[1..].iter().copied().collect());
-    let rows: HashMap<Uuid, (String, i32, Option<String>, Option<Value>, bool)> = sqlx::query_as(
-        "SELECT id, status, attempts, error, result, run_at > now() FROM jobs",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap()
-    .into_iter()
-    .map(|(id, s, a, e, r, later): (Uuid, String, i32, Option<String>, Option<Value>, bool)| {
-        (id, (s, a, e, r, later))
-    })
-    .collect();
+    let rows: HashMap<Uuid, (String, i32, Option<String>, Option<Value>, bool)> =
+        sqlx::query_as("SELECT id, status, attempts, error, result, run_at > now() FROM jobs")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(
+                |(id, s, a, e, r, later): (
+                    Uuid,
+                    String,
+                    i32,
+                    Option<String>,
+                    Option<Value>,
+                    bool,
+                )| { (id, (s, a, e, r, later)) },
+            )
+            .collect();
     // The late end did not touch the rescuer's run.
     assert_eq!(rows[&ids[0]].0, "RUNNING");
     assert_eq!(rows[&ids[0]].3, None);
@@ -440,6 +491,12 @@ async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool)
     );
     assert_eq!(
         rows[&ids[3]],
-        ("QUEUED".into(), 0, Some("waits for another".into()), None, true)
+        (
+            "QUEUED".into(),
+            0,
+            Some("waits for another".into()),
+            None,
+            true
+        )
     );
 }
