@@ -114,8 +114,8 @@ pub struct ClaimedJob {
 }
 
 /// Takes, in one statement, those of `ids` that are QUEUED and due and that no other transaction
-/// holds (`FOR UPDATE SKIP LOCKED`: two workers claiming one batch never wait for each other, and
-/// each row goes to one of them). Left out: duplicate deliveries, jobs another worker holds or
+/// holds (`FOR NO KEY UPDATE SKIP LOCKED`: two workers claiming one batch never wait for each
+/// other, and each row goes to one of them; a row a foreign key check holds is not skipped). Left out: duplicate deliveries, jobs another worker holds or
 /// finished, retries whose backoff has not elapsed (the dispatcher pushes them when due).
 ///
 /// A dedupe key starting with [`DEDUPE_WHILE_QUEUED`] is released here: such work is
@@ -135,7 +135,7 @@ pub async fn claim_many(
                                ELSE j.dedupe_key END
          FROM (SELECT id FROM jobs
                WHERE id = ANY($1) AND status = 'QUEUED' AND run_at <= now()
-               FOR UPDATE SKIP LOCKED) claimable
+               FOR NO KEY UPDATE SKIP LOCKED) claimable
          WHERE j.id = claimable.id
          RETURNING j.id, j.kind, j.payload, j.attempts, j.max_attempts, j.queue, j.request_id,
                    greatest(extract(epoch FROM now() - j.run_at), 0)::float8 AS waited_secs",
@@ -164,8 +164,18 @@ pub enum RunEnd {
     HandedBack,
 }
 
+/// The end of one run: the job, the attempt that ran (so that a late end never lands on a later
+/// run of the same job), how it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndOfRun {
+    pub id: Uuid,
+    pub attempt: i32,
+    pub end: RunEnd,
+}
+
 /// Records the ends of runs `worker` holds the lease of, in one statement. Answers the ids
-/// recorded; a run whose lease was lost (reaped, and maybe run by another worker) is not.
+/// recorded; a run whose lease was lost (reaped, and maybe run again by another worker or by this
+/// one) is not.
 ///
 /// The rows are locked in the order of their ids, so that two such statements, or one and a
 /// multi-row update of another kind, never wait for each other in a circle (the reaper and the
@@ -173,7 +183,7 @@ pub enum RunEnd {
 pub async fn record_ends(
     pool: &PgPool,
     worker: &str,
-    ends: &[(Uuid, RunEnd)],
+    ends: &[EndOfRun],
 ) -> Result<Vec<Uuid>, sqlx::Error> {
     if ends.is_empty() {
         return Ok(Vec::new());
@@ -187,7 +197,8 @@ pub async fn record_ends(
         Vec::with_capacity(n),
         Vec::with_capacity(n),
     );
-    for (id, end) in ends {
+    let attempts: Vec<i32> = ends.iter().map(|e| e.attempt).collect();
+    for EndOfRun { id, end, .. } in ends {
         let (status, result, error, delay, back): (&str, Option<&Value>, Option<&str>, _, bool) =
             match end {
                 RunEnd::Succeeded(result) => ("SUCCEEDED", Some(result), None, None, false),
@@ -214,13 +225,13 @@ pub async fn record_ends(
     sqlx::query_scalar(
         "WITH ended AS (
              SELECT * FROM unnest($2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int8[],
-                                  $7::bool[])
-                    AS e(id, status, result, error, delay_ms, given_back)),
+                                  $7::bool[], $8::int4[])
+                    AS e(id, status, result, error, delay_ms, given_back, attempt)),
          held AS (
-             SELECT j.id FROM jobs j
-             WHERE j.id IN (SELECT id FROM ended) AND j.locked_by = $1 AND j.status = 'RUNNING'
+             SELECT j.id FROM jobs j JOIN ended e ON e.id = j.id AND e.attempt = j.attempts
+             WHERE j.locked_by = $1 AND j.status = 'RUNNING'
              ORDER BY j.id
-             FOR UPDATE)
+             FOR NO KEY UPDATE OF j)
          UPDATE jobs j
          SET status = e.status,
              result = CASE WHEN e.status = 'SUCCEEDED' THEN e.result ELSE j.result END,
@@ -243,6 +254,7 @@ pub async fn record_ends(
     .bind(errors)
     .bind(delays)
     .bind(given_back)
+    .bind(attempts)
     .fetch_all(pool)
     .await
 }
@@ -287,20 +299,28 @@ pub async fn set_progress(
     Ok(())
 }
 
-/// Renews the lease of every job `worker` is running. One statement per worker process per tick.
-/// A row locked at that moment (its end being recorded) is skipped: it is renewed next tick.
+/// Renews the leases of `ids`, the runs `worker` holds and has not ended: one statement per
+/// worker process per tick. Only those: a run whose end could not be written is left to expire
+/// and run again. A row locked at that moment (its end being recorded) is skipped: it is renewed
+/// next tick.
 pub async fn renew_leases(
     pool: &PgPool,
     worker: &str,
+    ids: &[Uuid],
     lease: Duration,
 ) -> Result<u64, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
     let done = sqlx::query(
         "UPDATE jobs SET locked_until = now() + $2 * interval '1 millisecond'
-         WHERE id IN (SELECT id FROM jobs WHERE locked_by = $1 AND status = 'RUNNING'
-                      FOR UPDATE SKIP LOCKED)",
+         WHERE id IN (SELECT id FROM jobs
+                      WHERE id = ANY($3) AND locked_by = $1 AND status = 'RUNNING'
+                      FOR NO KEY UPDATE SKIP LOCKED)",
     )
     .bind(worker)
     .bind(millis(lease))
+    .bind(ids)
     .execute(pool)
     .await?;
     Ok(done.rows_affected())
@@ -331,7 +351,7 @@ pub async fn reap_expired_leases(pool: &PgPool) -> Result<u64, sqlx::Error> {
              error = 'the worker running this job stopped (lease ' || locked_by || ' expired)',
              pushed_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
          WHERE id IN (SELECT id FROM jobs WHERE status = 'RUNNING' AND locked_until < now()
-                      FOR UPDATE SKIP LOCKED)
+                      FOR NO KEY UPDATE SKIP LOCKED)
            AND status = 'RUNNING' AND locked_until < now()",
     )
     .execute(pool)
@@ -356,7 +376,7 @@ pub async fn take_for_dispatch(
                AND coalesce(pushed_at, '-infinity'::timestamptz) < now() - $2 * interval '1 millisecond'
              ORDER BY coalesce(pushed_at, '-infinity'::timestamptz)
              LIMIT $3
-             FOR UPDATE SKIP LOCKED)
+             FOR NO KEY UPDATE SKIP LOCKED)
          RETURNING id, queue",
     )
     .bind(queues)

@@ -1,27 +1,37 @@
-//! Claims and ends of runs in batches: what lets one worker process move thousands of jobs a
-//! second on a database that costs the same per statement whether it touches one row or a
-//! hundred.
+//! Claims, ends and leases of runs in batches: what lets one worker process move thousands of
+//! jobs a second on a database that costs about the same per statement whether it touches one
+//! row or a hundred.
 //!
 //! - **Claims** ([`Claims`]): each delivery asks for its job; one task per process claims every
 //!   id asked for since its last statement, up to `WORKER_CLAIM_BATCH`, in one statement
 //!   (`job_store::claim_many`). Nothing waits to fill a batch: on a quiet platform a lone
 //!   delivery is claimed at once, and under load the deliveries that arrive while a claim runs
 //!   make the next batch.
-//! - **Ends** ([`Ends`]): a run's outcome is handed over and the delivery's slot is free at
-//!   once; one task per process writes the waiting ends in one statement
-//!   (`job_store::record_ends`) once `WORKER_COMPLETE_BATCH` wait or the first has waited
-//!   `WORKER_COMPLETE_INTERVAL_MS`. An end not yet written when the process dies is lost with
-//!   it: the job's lease expires and it runs again, which is why every handler is idempotent.
-//!   Nothing the process wrote can be overwritten by it later: an end is recorded only while
-//!   this process still holds the lease (`locked_by`, `RUNNING`).
+//! - **Ends** ([`Ends`]): a run's end is handed over and the delivery's slot is free at once;
+//!   one task per process writes the waiting ends in one statement (`job_store::record_ends`)
+//!   once `WORKER_COMPLETE_BATCH` wait or the first has waited `WORKER_COMPLETE_INTERVAL_MS`. An
+//!   end not yet written when the process dies is lost with it: the job's lease expires and it
+//!   runs again, which is why every handler is idempotent. An end is recorded only on the run it
+//!   ends (this process's lease, that attempt), so a late one never overwrites a later run.
+//! - **Leases**: one task renews, every `lease / 3`, the leases of the runs this process claimed
+//!   and has not ended ([`Held`]), and only those: a run claimed for nobody, or whose end could
+//!   not be written, is left to expire and run again, never kept alive by a process that will
+//!   not finish it.
 //!
-//! Both stop on [`Batching::close`]: the claimer answers what it has, the writer writes every
-//! end handed over before the close, so that a graceful shutdown hands back only runs that did
-//! not end.
+//! The three tasks use a small pool of their own, so that they never queue behind handlers
+//! holding the process's connections. If one of them stops while the process runs, the process
+//! cannot take work any more: [`Batching::failed`] says so and the runtime ends the process for
+//! its supervisor to start again. [`Batching::close`] stops them in order on shutdown: the
+//! claimer answers nothing more, the writer writes every end handed over before the close, so
+//! that the hand-back that follows requeues only runs that did not end.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
 
-use domain::job_store::{self, ClaimedJob, RunEnd};
+use domain::job_store::{self, ClaimedJob, EndOfRun, RunEnd};
 use sqlx::PgPool;
 use tokio::{
     sync::{mpsc, oneshot},
@@ -37,57 +47,115 @@ type ClaimRequest = (Uuid, oneshot::Sender<Option<ClaimedJob>>);
 /// The end of one run, waiting to be written. `span` is the run's, so that what is logged about
 /// writing it carries the job, its queue and the request that enqueued it.
 pub struct Ended {
-    pub id: Uuid,
-    pub end: RunEnd,
+    pub end: EndOfRun,
     pub span: tracing::Span,
 }
 
-/// How long writing a batch of ends is tried before it is given up (the jobs' leases then
-/// expire and they run again).
+/// How many times writing a batch of ends is tried before it is given up (its runs' leases are
+/// then left to expire, and the jobs run again).
 const WRITE_ATTEMPTS: u32 = 4;
+/// Connections of the batchers' own pool: the claimer, the writer and the lease keeper.
+const PIPELINE_CONNECTIONS: u32 = 3;
 
-/// The claim and end batchers of one worker process.
+/// The runs this process claimed and has not ended: whose leases it renews.
+#[derive(Clone, Default)]
+struct Held(Arc<Mutex<HashSet<Uuid>>>);
+
+impl Held {
+    fn with<T>(&self, f: impl FnOnce(&mut HashSet<Uuid>) -> T) -> T {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Marks the batchers as failed when one of their tasks ends, or panics, before the close.
+struct FailsLoudly {
+    task: &'static str,
+    closing: CancellationToken,
+    failed: CancellationToken,
+}
+
+impl Drop for FailsLoudly {
+    fn drop(&mut self) {
+        if !self.closing.is_cancelled() {
+            tracing::error!(task = self.task, "a batcher of the job pipeline stopped");
+            self.failed.cancel();
+        }
+    }
+}
+
+/// The claim and end batchers and the lease keeper of one worker process.
 pub struct Batching {
     pub claims: Claims,
     pub ends: Ends,
     closing: CancellationToken,
+    failed: CancellationToken,
     tasks: Vec<JoinHandle<()>>,
 }
 
 impl Batching {
-    pub fn start(pool: PgPool, worker: Arc<str>, settings: &domain::settings::JobSettings) -> Self {
+    /// Starts the three tasks on a pool of their own, opened lazily with the options of `pool`.
+    pub fn start(
+        pool: &PgPool,
+        worker: Arc<str>,
+        settings: &domain::settings::JobSettings,
+    ) -> Self {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(PIPELINE_CONNECTIONS)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_lazy_with(pool.connect_options().as_ref().clone());
         let claim_batch = settings.claim_batch.clamp(1, settings.concurrency.max(1));
         // Room for every slot of a few queues' consumers to be waiting at once.
         let (claim_tx, claim_rx) = mpsc::channel(settings.concurrency.max(claim_batch) * 4);
         // Bounded: a writer that cannot keep up holds up the runs handing over ends, which holds
         // up the consumers, instead of memory growing.
         let (end_tx, end_rx) = mpsc::channel(settings.complete_batch * 4);
-        let closing = CancellationToken::new();
+        let (closing, failed) = (CancellationToken::new(), CancellationToken::new());
+        let held = Held::default();
+        let guard = |task| FailsLoudly {
+            task,
+            closing: closing.clone(),
+            failed: failed.clone(),
+        };
+        let claimer = Claimer {
+            pool: pool.clone(),
+            worker: worker.clone(),
+            lease: settings.lease,
+            batch: claim_batch,
+            held: held.clone(),
+            ends: end_tx.clone(),
+        };
+        let writer = Writer {
+            pool: pool.clone(),
+            worker: worker.clone(),
+            batch: settings.complete_batch,
+            interval: settings.complete_interval,
+            held: held.clone(),
+        };
         let tasks = vec![
-            tokio::spawn(claimer(
-                pool.clone(),
-                worker.clone(),
-                settings.lease,
-                claim_batch,
-                claim_rx,
-                end_tx.clone(),
-                closing.clone(),
-            )),
-            tokio::spawn(writer(
+            tokio::spawn(claimer.run(claim_rx, closing.clone(), guard("claimer"))),
+            tokio::spawn(writer.run(end_rx, closing.clone(), guard("end writer"))),
+            tokio::spawn(keep_leases(
                 pool,
                 worker,
-                settings.complete_batch,
-                settings.complete_interval,
-                end_rx,
+                settings.lease,
+                held,
                 closing.clone(),
+                guard("lease keeper"),
             )),
         ];
         Self {
             claims: Claims { tx: claim_tx },
             ends: Ends { tx: end_tx },
             closing,
+            failed,
             tasks,
         }
+    }
+
+    /// Cancelled when a task stopped before [`close`](Self::close): the process cannot take
+    /// work any more.
+    pub fn failed(&self) -> CancellationToken {
+        self.failed.clone()
     }
 
     /// Stops claiming (deliveries still waiting get nothing) and taking ends, and waits until
@@ -108,7 +176,7 @@ pub struct Claims {
 impl Claims {
     /// Claims `id` for this process, in the next batch. `None`: not claimable (a duplicate
     /// delivery, held or finished elsewhere, not due), or the claim failed (the row stays
-    /// QUEUED and the dispatcher pushes it again).
+    /// QUEUED and is pushed again at the dispatcher's next round).
     pub async fn claim(&self, id: Uuid) -> Option<ClaimedJob> {
         let (reply, answer) = oneshot::channel();
         self.tx.send((id, reply)).await.ok()?;
@@ -131,128 +199,185 @@ impl Ends {
     }
 }
 
-async fn claimer(
+struct Claimer {
     pool: PgPool,
     worker: Arc<str>,
     lease: Duration,
     batch: usize,
-    mut requests: mpsc::Receiver<ClaimRequest>,
+    held: Held,
     ends: mpsc::Sender<Ended>,
-    closing: CancellationToken,
-) {
-    let mut waiting: Vec<ClaimRequest> = Vec::with_capacity(batch);
-    loop {
-        let got = tokio::select! {
-            got = requests.recv_many(&mut waiting, batch) => got,
-            // Deliveries still waiting, and any to come, get `None`: the process is stopping.
-            _ = closing.cancelled() => return,
-        };
-        if got == 0 {
-            return;
+}
+
+impl Claimer {
+    async fn run(
+        self,
+        mut requests: mpsc::Receiver<ClaimRequest>,
+        closing: CancellationToken,
+        _guard: FailsLoudly,
+    ) {
+        let mut waiting: Vec<ClaimRequest> = Vec::with_capacity(self.batch);
+        loop {
+            let got = tokio::select! {
+                got = requests.recv_many(&mut waiting, self.batch) => got,
+                // Deliveries still waiting, and any to come, get `None`: the process is stopping.
+                _ = closing.cancelled() => return,
+            };
+            if got == 0 {
+                return;
+            }
+            self.claim(&mut waiting).await;
         }
+    }
+
+    /// Claims the ids of `waiting` and answers each delivery (and empties `waiting`).
+    async fn claim(&self, waiting: &mut Vec<ClaimRequest>) {
         let ids: Vec<Uuid> = waiting.iter().map(|(id, _)| *id).collect();
         let mut claimed: HashMap<Uuid, ClaimedJob> =
-            match job_store::claim_many(&pool, &ids, &worker, lease).await {
+            match job_store::claim_many(&self.pool, &ids, &self.worker, self.lease).await {
                 Ok(jobs) => jobs.into_iter().map(|job| (job.id, job)).collect(),
                 Err(error) => {
-                    // Nothing was claimed; the rows stay QUEUED for the dispatcher.
+                    // Nothing was claimed (or, if the statement committed and its answer was
+                    // lost, nothing is renewed: those leases expire). Mark the rows unpushed,
+                    // so that the dispatcher's next round pushes them again.
                     tracing::warn!(%error, count = ids.len(), "claim failed");
+                    if let Err(error) = job_store::unmark_pushed(&self.pool, &ids).await {
+                        tracing::warn!(%error, "unmarking the unclaimed rows failed too");
+                    }
                     HashMap::new()
                 }
             };
+        self.held.with(|held| held.extend(claimed.keys().copied()));
         for (id, reply) in waiting.drain(..) {
             // A job delivered twice in one batch goes to the first delivery only.
             let job = claimed.remove(&id);
             if let Err(Some(job)) = reply.send(job) {
                 // The delivery is gone (its runtime is stopping): the job was claimed for
-                // nobody. Hand it back now rather than keep renewing its lease.
-                let ended = Ended {
+                // nobody. Hand it back now rather than leave it to its lease.
+                let end = EndOfRun {
                     id: job.id,
+                    attempt: job.attempts,
                     end: RunEnd::HandedBack,
-                    span: tracing::Span::current(),
                 };
-                let _ = ends.send(ended).await;
+                let span = tracing::Span::current();
+                let _ = self.ends.send(Ended { end, span }).await;
             }
         }
     }
 }
 
-async fn writer(
+struct Writer {
     pool: PgPool,
     worker: Arc<str>,
     batch: usize,
     interval: Duration,
-    mut ends: mpsc::Receiver<Ended>,
-    closing: CancellationToken,
-) {
-    let mut waiting: Vec<Ended> = Vec::with_capacity(batch);
-    loop {
-        let got = tokio::select! {
-            biased;
-            got = ends.recv_many(&mut waiting, batch) => got,
-            // From here on no end is taken; those already handed over are still received
-            // (then `recv_many` answers 0 and the writer stops).
-            _ = closing.cancelled(), if !ends.is_closed() => {
-                ends.close();
-                continue;
-            }
-        };
-        if got == 0 {
-            return;
-        }
-        let deadline = tokio::time::Instant::now() + interval;
-        while waiting.len() < batch && !closing.is_cancelled() {
-            let room = batch - waiting.len();
-            tokio::select! {
-                more = tokio::time::timeout_at(deadline, ends.recv_many(&mut waiting, room)) => {
-                    // Closed and empty, or the first end has waited long enough.
-                    if matches!(more, Ok(0) | Err(_)) {
-                        break;
-                    }
+    held: Held,
+}
+
+impl Writer {
+    async fn run(
+        self,
+        mut ends: mpsc::Receiver<Ended>,
+        closing: CancellationToken,
+        _guard: FailsLoudly,
+    ) {
+        let mut waiting: Vec<Ended> = Vec::with_capacity(self.batch);
+        loop {
+            let got = tokio::select! {
+                biased;
+                got = ends.recv_many(&mut waiting, self.batch) => got,
+                // From here on no end is taken; those already handed over are still received
+                // (then `recv_many` answers 0 and the writer stops).
+                _ = closing.cancelled(), if !ends.is_closed() => {
+                    ends.close();
+                    continue;
                 }
-                _ = closing.cancelled() => break,
+            };
+            if got == 0 {
+                return;
+            }
+            let deadline = tokio::time::Instant::now() + self.interval;
+            while waiting.len() < self.batch && !closing.is_cancelled() {
+                let room = self.batch - waiting.len();
+                tokio::select! {
+                    more = tokio::time::timeout_at(deadline, ends.recv_many(&mut waiting, room)) => {
+                        // Closed and empty, or the first end has waited long enough.
+                        if matches!(more, Ok(0) | Err(_)) {
+                            break;
+                        }
+                    }
+                    _ = closing.cancelled() => break,
+                }
+            }
+            self.write(&mut waiting).await;
+        }
+    }
+
+    /// Writes `waiting` (and empties it), trying again after a failure. A batch given up is not
+    /// lost: its runs are no longer renewed, their leases expire and the jobs run again.
+    async fn write(&self, waiting: &mut Vec<Ended>) {
+        // One end per job: a second can only be a stale duplicate, and one statement must not
+        // update a row twice.
+        let mut seen = HashSet::with_capacity(waiting.len());
+        waiting.retain(|e| seen.insert(e.end.id));
+        let ends: Vec<EndOfRun> = waiting.iter().map(|e| e.end.clone()).collect();
+        let mut pause = Duration::from_millis(100);
+        for attempt in 1..=WRITE_ATTEMPTS {
+            match job_store::record_ends(&self.pool, &self.worker, &ends).await {
+                Ok(recorded) => {
+                    if recorded.len() < waiting.len() {
+                        let recorded: HashSet<Uuid> = recorded.into_iter().collect();
+                        for ended in waiting.iter().filter(|e| !recorded.contains(&e.end.id)) {
+                            ended.span.in_scope(|| {
+                                tracing::warn!(
+                                    "outcome not recorded: the lease was lost (the job ran again or will)"
+                                )
+                            });
+                        }
+                    }
+                    break;
+                }
+                Err(error) if attempt < WRITE_ATTEMPTS => {
+                    tracing::warn!(%error, attempt, count = ends.len(), ?pause,
+                        "recording the ends of runs failed; trying again");
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                }
+                Err(error) => {
+                    tracing::error!(%error, count = ends.len(),
+                        "outcomes not recorded; the jobs will run again after their leases");
+                }
             }
         }
-        write(&pool, &worker, &mut waiting).await;
+        // Written or given up, these runs are over for this process: no more renewals.
+        self.held.with(|held| {
+            for ended in waiting.iter() {
+                held.remove(&ended.end.id);
+            }
+        });
+        waiting.clear();
     }
 }
 
-/// Writes `waiting` (and empties it), trying again after a failure: a batch given up is not
-/// lost (its jobs run again after their leases), but it is work done twice.
-async fn write(pool: &PgPool, worker: &str, waiting: &mut Vec<Ended>) {
-    let ends: Vec<(Uuid, RunEnd)> = waiting.iter().map(|e| (e.id, e.end.clone())).collect();
-    let mut pause = Duration::from_millis(100);
-    for attempt in 1..=WRITE_ATTEMPTS {
-        match job_store::record_ends(pool, worker, &ends).await {
-            Ok(recorded) => {
-                if recorded.len() < waiting.len() {
-                    for ended in waiting.iter() {
-                        if !recorded.contains(&ended.id) {
-                            async {
-                                tracing::warn!(
-                                    "outcome not recorded: the lease was lost to another worker"
-                                )
-                            }
-                            .instrument(ended.span.clone())
-                            .await;
-                        }
-                    }
-                }
-                waiting.clear();
-                return;
-            }
-            Err(error) if attempt < WRITE_ATTEMPTS => {
-                tracing::warn!(%error, attempt, count = ends.len(), ?pause,
-                    "recording the ends of runs failed; trying again");
-                tokio::time::sleep(pause).await;
-                pause *= 2;
-            }
-            Err(error) => {
-                // The leases expire and the jobs run again; handlers are idempotent.
-                tracing::error!(%error, count = ends.len(),
-                    "outcomes not recorded; the jobs will run again after their leases");
-            }
+async fn keep_leases(
+    pool: PgPool,
+    worker: Arc<str>,
+    lease: Duration,
+    held: Held,
+    closing: CancellationToken,
+    _guard: FailsLoudly,
+) {
+    let every = lease / 3;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {},
+            _ = closing.cancelled() => return,
+        }
+        let ids: Vec<Uuid> = held.with(|held| held.iter().copied().collect());
+        if let Err(error) = job_store::renew_leases(&pool, &worker, &ids, lease)
+            .instrument(tracing::debug_span!("lease renewal", count = ids.len()))
+            .await
+        {
+            tracing::warn!(%error, "lease renewal failed");
         }
     }
-    waiting.clear();
 }

@@ -10,7 +10,8 @@
 //! - **Dispatcher**: pushes rows that need it (never pushed, retry due, pushed but not claimed
 //!   after `redispatch_after` while Redis holds no backlog) and requeues jobs whose lease expired
 //!   because their worker died.
-//! - **Lease keeper**: renews the leases of this process's running jobs.
+//! - **Lease keeper** ([`crate::batching`]): renews the leases of the runs this process claimed
+//!   and has not ended.
 //! - **Supervisor**: a consumer that stops on a Redis error (Redis restarted, unreachable) is
 //!   built again after a backoff, so the process outlives Redis outages.
 //! - **Polling on tokio's clock, and a watchdog**: apalis wakes an idle consumer with timers of
@@ -107,8 +108,9 @@ pub async fn main_claiming(
         settings: settings.jobs.clone(),
         name: process_name(family).into(),
     });
-    // A stalled consumer ends the process with an error: exit status 1, and its supervisor
-    // (Procfile runner, compose's restart policy, Kubernetes) starts a fresh one.
+    // A stalled consumer or a stopped batcher ends the process with an error: exit status 1,
+    // and its supervisor (Procfile runner, compose's restart policy, Kubernetes) starts a fresh
+    // one.
     run(rt, shutdown).await?;
     Ok(())
 }
@@ -129,20 +131,39 @@ pub fn process_name(family: &str) -> String {
     format!("{family}-{host}-{}-{nonce}", std::process::id())
 }
 
+/// Why a worker ended before it was told to: it cannot take work any more.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerFailure {
+    #[error(transparent)]
+    Stalled(#[from] Stalled),
+    #[error("a batcher of the job pipeline (claims, ends or leases) stopped; see the error before")]
+    BatchersStopped,
+}
+
 /// Runs the worker until `shutdown` is cancelled, then drains as described in the module docs.
-/// Ends early, after the same drain, with [`Stalled`] when a consumer stalls for good.
-pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), Stalled> {
+/// Ends early, after the same drain, with [`WorkerFailure`] when a consumer stalls for good or
+/// a batcher stops.
+pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), WorkerFailure> {
     let queues = rt.registry.queues();
     tracing::info!(worker = %rt.name, queues = ?queues.iter().map(|q| q.name()).collect::<Vec<_>>(), "worker starting");
 
-    // Claims and ends of runs go through the process's batchers; they outlive the consumers'
-    // drain, so that every end of a run that finished is written before the hand-back.
-    let batching = Batching::start(rt.pool.clone(), rt.name.clone(), &rt.settings);
-    // Lease renewal must outlive the consumers' drain, so it has its own token.
-    let keeper_stop = CancellationToken::new();
-    let keeper = tokio::spawn(lease_keeper(rt.clone(), keeper_stop.clone()));
-    // Cancelled by the shutdown signal, or by a consumer that stalled for good.
+    // Claims, ends and leases of runs go through the process's batchers; they outlive the
+    // consumers' drain, so that every end of a run that finished is written (and every run
+    // still going renewed) until the hand-back.
+    let batching = Batching::start(&rt.pool, rt.name.clone(), &rt.settings);
+    // Cancelled by the shutdown signal, by a consumer that stalled for good, or by a batcher
+    // that stopped.
     let stop = shutdown.child_token();
+    let batchers_failed = batching.failed();
+    tokio::spawn({
+        let (failed, stop) = (batchers_failed.clone(), stop.clone());
+        async move {
+            tokio::select! {
+                _ = failed.cancelled() => stop.cancel(),
+                _ = stop.cancelled() => {}
+            }
+        }
+    });
     let dispatcher = tokio::spawn(dispatcher(rt.clone(), queues.clone(), stop.clone()));
     let consumers: Vec<JoinHandle<Result<(), Stalled>>> = queues
         .iter()
@@ -178,25 +199,24 @@ pub async fn run(rt: Arc<Runtime>, shutdown: CancellationToken) -> Result<(), St
             "in-flight jobs did not finish within the grace period"
         ),
     }
+    let batchers_stopped = batchers_failed.is_cancelled();
     batching.close().await;
-    keeper_stop.cancel();
-    let _ = keeper.await;
     let _ = dispatcher.await;
     match job_store::hand_back(&rt.pool, &rt.name).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(count = n, "handed unfinished jobs back to the queue"),
         Err(error) => tracing::error!(%error, "hand back failed; leases will expire instead"),
     }
-    match stalled {
+    let failure = match stalled {
+        Some(stalled) => WorkerFailure::Stalled(stalled),
+        None if batchers_stopped => WorkerFailure::BatchersStopped,
         None => {
             tracing::info!(worker = %rt.name, "worker stopped");
-            Ok(())
+            return Ok(());
         }
-        Some(stalled) => {
-            tracing::error!(worker = %rt.name, %stalled, "worker stopping: it cannot take work");
-            Err(stalled)
-        }
-    }
+    };
+    tracing::error!(worker = %rt.name, %failure, "worker stopping: it cannot take work");
+    Err(failure)
 }
 
 /// What the deliveries of one queue's consumer need.
@@ -477,8 +497,11 @@ async fn process(consumer: &Consumer, job_id: Uuid) {
     let handed_over = consumer
         .ends
         .hand_over(Ended {
-            id: job_id,
-            end,
+            end: job_store::EndOfRun {
+                id: job_id,
+                attempt: attempts,
+                end,
+            },
             span: span.clone(),
         })
         .await;
@@ -486,19 +509,6 @@ async fn process(consumer: &Consumer, job_id: Uuid) {
         // The worker is stopping and its last ends are written: the hand-back requeues this job
         // (or its lease expires), and it runs again; handlers are idempotent.
         span.in_scope(|| tracing::warn!("outcome not recorded: the worker is stopping"));
-    }
-}
-
-async fn lease_keeper(rt: Arc<Runtime>, stop: CancellationToken) {
-    let every = rt.settings.lease / 3;
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {},
-            _ = stop.cancelled() => return,
-        }
-        if let Err(error) = job_store::renew_leases(&rt.pool, &rt.name, rt.settings.lease).await {
-            tracing::warn!(%error, "lease renewal failed");
-        }
     }
 }
 

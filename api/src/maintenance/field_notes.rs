@@ -16,10 +16,7 @@ use domain::{
         views,
     },
 };
-use jobs::{
-    Job,
-    documents::{CreateVillaTree, StoreFieldNote},
-};
+use jobs::documents::{CreateVillaTree, StoreFieldNote};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -152,7 +149,7 @@ pub async fn create(
         // Fixes the villa's folder before any job row (the one lock order of every upload).
         let id = field_notes::insert(&mut tx, &note, &user.subject).await?;
         let view = field_notes::get(&mut tx, id).await?;
-        let mut jobs = Vec::new();
+        let mut jobs = jobs::JobBatch::default();
         if view["storagePath"].is_string() {
             let villa_id: Uuid = view["villaId"]
                 .as_str()
@@ -160,9 +157,10 @@ pub async fn create(
                 .ok_or_else(|| {
                     AppError::Internal(anyhow::anyhow!("field note {id} without a villa"))
                 })?;
-            jobs.push(CreateVillaTree { villa_id }.enqueue(&mut tx).await?);
-            jobs.push(StoreFieldNote { note_id: id }.enqueue(&mut tx).await?);
+            jobs.add(&CreateVillaTree { villa_id })?;
+            jobs.add(&StoreFieldNote { note_id: id })?;
         }
+        let jobs = jobs.enqueue(&mut tx).await?;
         tx.commit().await?;
         Ok((view, jobs))
     })

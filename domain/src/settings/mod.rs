@@ -330,6 +330,7 @@ mod tests {
         let base = [
             ("DATABASE_URL", "postgres://x/y"),
             ("REDIS_URL", "redis://x"),
+            ("DATA_ENCRYPTION_KEY", KEY),
         ];
         for (var, value, message) in [
             (

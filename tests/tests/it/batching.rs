@@ -9,7 +9,7 @@ use std::{
     time::Duration,
 };
 
-use domain::job_store::{self, RunEnd};
+use domain::job_store::{self, EndOfRun, RunEnd};
 use jobs::{Job, JobBatch, JobContext, JobError, JobQueues, JobRegistry, Queue};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -17,10 +17,12 @@ use sqlx::PgPool;
 use tests::{RedisServer, TestWorker, core_settings, eventually, unique_prefix};
 use uuid::Uuid;
 
-/// A job that records each of its runs (which worker, which attempt).
+/// A job that records each of its runs (which worker, which attempt), after `sleep_ms`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Counted {
     n: u32,
+    #[serde(default)]
+    sleep_ms: u64,
 }
 
 impl Job for Counted {
@@ -35,6 +37,7 @@ impl Job for Counted {
             .bind(&*ctx.worker)
             .execute(&ctx.pool)
             .await?;
+        tokio::time::sleep(Duration::from_millis(self.sleep_ms)).await;
         Ok(json!({"n": self.n}))
     }
 }
@@ -86,12 +89,13 @@ async fn enqueue_counted(
     queues: &JobQueues,
     count: u32,
     per_statement: u32,
+    sleep_ms: u64,
 ) -> Vec<Uuid> {
     let mut ids = Vec::new();
     for start in (0..count).step_by(per_statement as usize) {
         let mut batch = JobBatch::default();
         for n in start..(start + per_statement).min(count) {
-            batch.add(&Counted { n }).unwrap();
+            batch.add(&Counted { n, sleep_ms }).unwrap();
         }
         let mut tx = pool.begin().await.unwrap();
         let enqueued = batch.enqueue(&mut tx).await.unwrap();
@@ -116,9 +120,10 @@ async fn wait_for(pool: &PgPool, sql: &'static str, expected: i64, timeout: Dura
 
 /// Inserts `n` QUEUED jobs straight into the table (no Redis): for the claim races.
 async fn queued_rows(pool: &PgPool, n: u32) -> Vec<Uuid> {
+    let sleep_ms = 0;
     let mut batch = JobBatch::default();
     for n in 0..n {
-        batch.add(&Counted { n }).unwrap();
+        batch.add(&Counted { n, sleep_ms }).unwrap();
     }
     let mut conn = pool.acquire().await.unwrap();
     let enqueued = batch.enqueue(&mut conn).await.unwrap();
@@ -137,7 +142,7 @@ async fn a_batch_is_one_statement_with_its_dedupe_keys_and_its_transaction(pool:
     for subject in [1, 2, 3, 2, 4] {
         batch.add(&PerSubject { subject }).unwrap();
     }
-    batch.add(&Counted { n: 7 }).unwrap();
+    batch.add(&Counted { n: 7, sleep_ms: 0 }).unwrap();
     let mut tx = pool.begin().await.unwrap();
     let enqueued = batch.enqueue(&mut tx).await.unwrap();
     let inserted: Vec<bool> = enqueued.iter().map(|e| e.inserted).collect();
@@ -172,7 +177,7 @@ async fn a_worker_killed_with_ends_not_yet_written_has_those_jobs_run_again_and_
     core.jobs.complete_batch = 10_000;
     let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
     let doomed = TestWorker::start(pool.clone(), &core, registry());
-    let ids = enqueue_counted(&pool, &queues, 60, 20).await;
+    let ids = enqueue_counted(&pool, &queues, 60, 20, 0).await;
 
     let ran = wait_for(
         &pool,
@@ -249,8 +254,9 @@ async fn a_redis_wiped_mid_burst_loses_no_job_and_runs_none_twice(pool: PgPool) 
     let redis = RedisServer::start();
     let core = core_settings(&redis.url(), &unique_prefix());
     let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
-    // Enqueued before the worker starts, so that the wipe finds most of them still in Redis.
-    let ids = enqueue_counted(&pool, &queues, 3_000, 500).await;
+    // Enqueued before the worker starts, so that the wipe finds most of them still in Redis;
+    // 20 ms each, 16 at once: the burst lasts about 4 s, the wipe comes after about 0.2 s.
+    let ids = enqueue_counted(&pool, &queues, 3_000, 500, 20).await;
     assert_eq!(queues.backlog(Queue::System).await.unwrap(), 3_000);
     let worker = TestWorker::start(pool.clone(), &core, registry());
     let some_done = eventually(Duration::from_secs(20), || async {
@@ -300,16 +306,23 @@ async fn a_redis_wiped_mid_burst_loses_no_job_and_runs_none_twice(pool: PgPool) 
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
-async fn two_workers_delivered_one_batch_twice_run_each_job_once(pool: PgPool) {
+async fn two_workers_each_delivered_the_whole_batch_run_each_job_once(pool: PgPool) {
     create_tables(&pool).await;
-    let core = core_settings(&tests::shared_redis_url(), &unique_prefix());
-    let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
+    // Two workers on two Redis queues of their own, each given every id of one batch at the
+    // same moment: they claim over the same rows at once, through the real runtime.
+    let redis = tests::shared_redis_url();
+    let settings = [unique_prefix(), unique_prefix()].map(|prefix| core_settings(&redis, &prefix));
     let ids = queued_rows(&pool, 400).await;
-    // Every id delivered twice, the two copies side by side, to two workers started together.
-    let twice: Vec<Uuid> = ids.iter().flat_map(|id| [*id, *id]).collect();
-    queues.push_ids(Queue::System, &twice).await.unwrap();
-    let a = TestWorker::start(pool.clone(), &core, registry());
-    let b = TestWorker::start(pool.clone(), &core, registry());
+    let workers = settings
+        .each_ref()
+        .map(|core| TestWorker::start(pool.clone(), core, registry()));
+    let pushers = settings.each_ref().map(|core| {
+        let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
+        let ids = ids.clone();
+        async move { queues.push_ids(Queue::System, &ids).await.unwrap() }
+    });
+    let [a, b] = pushers;
+    tokio::join!(a, b);
     let succeeded = wait_for(
         &pool,
         "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'",
@@ -332,8 +345,16 @@ async fn two_workers_delivered_one_batch_twice_run_each_job_once(pool: PgPool) {
         count(&pool, "SELECT max(attempts)::int8 FROM jobs").await,
         1
     );
-    a.shutdown().await;
-    b.shutdown().await;
+    // Both took part: the race was real, not one worker draining its queue before the other.
+    let by_worker: Vec<i64> =
+        sqlx::query_scalar("SELECT count(*) FROM counted_runs GROUP BY worker")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(by_worker.len(), 2, "{by_worker:?}");
+    for worker in workers {
+        worker.shutdown().await;
+    }
 }
 
 #[sqlx::test(migrator = "domain::MIGRATOR")]
@@ -416,38 +437,59 @@ async fn a_claim_meeting_a_batch_held_by_another_takes_the_rest_without_waiting(
     );
 }
 
+/// A row as an end leaves it: status, attempts, error, result, and whether it waits.
+type EndedRow = (String, i32, Option<String>, Option<Value>, bool);
+
 #[sqlx::test(migrator = "domain::MIGRATOR")]
-async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool) {
+async fn ends_are_recorded_only_on_the_run_they_end(pool: PgPool) {
     let lease = Duration::from_secs(15);
-    let ids = queued_rows(&pool, 4).await;
+    let ids = queued_rows(&pool, 5).await;
     let claimed = job_store::claim_many(&pool, &ids, "slow", lease)
         .await
         .unwrap();
-    assert_eq!(claimed.len(), 4);
-    // The first job's lease runs out and another worker takes it over.
-    sqlx::query("UPDATE jobs SET locked_until = now() - interval '1 second' WHERE id = $1")
-        .bind(ids[0])
-        .execute(&pool)
-        .await
-        .unwrap();
-    assert_eq!(job_store::reap_expired_leases(&pool).await.unwrap(), 1);
+    assert_eq!(claimed.len(), 5);
+    let expire = |id: Uuid| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query("UPDATE jobs SET locked_until = now() - interval '1 second' WHERE id = $1")
+                .bind(id)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+    };
+    // The first job's lease runs out and another worker takes it over; the second's runs out
+    // and the same worker claims it again (attempt 2).
+    expire(ids[0]).await;
+    expire(ids[1]).await;
+    assert_eq!(job_store::reap_expired_leases(&pool).await.unwrap(), 2);
     let taken = job_store::claim_many(&pool, &ids[..1], "rescuer", lease)
         .await
         .unwrap();
     assert_eq!(taken.len(), 1);
+    let again = job_store::claim_many(&pool, &ids[1..2], "slow", lease)
+        .await
+        .unwrap();
+    assert_eq!(again[0].attempts, 2);
 
+    let end = |n: usize, end: RunEnd| EndOfRun {
+        id: ids[n],
+        attempt: 1,
+        end,
+    };
     let ends = vec![
-        (ids[0], RunEnd::Succeeded(json!({"late": true}))),
-        (ids[1], RunEnd::Succeeded(json!({"ok": 1}))),
-        (
-            ids[2],
+        end(0, RunEnd::Succeeded(json!({"late": true}))),
+        end(1, RunEnd::Succeeded(json!({"late": true}))),
+        end(2, RunEnd::Succeeded(json!({"ok": 1}))),
+        end(
+            3,
             RunEnd::Failed {
                 error: "boom".into(),
                 retry_in: Some(Duration::from_secs(60)),
             },
         ),
-        (
-            ids[3],
+        end(
+            4,
             RunEnd::Postponed {
                 reason: "waits for another".into(),
                 after: Duration::from_secs(5),
@@ -459,8 +501,8 @@ async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool)
         .unwrap()
         .into_iter()
         .collect();
-    assert_eq!(recorded, ids[1..].iter().copied().collect());
-    let rows: HashMap<Uuid, (String, i32, Option<String>, Option<Value>, bool)> =
+    assert_eq!(recorded, ids[2..].iter().copied().collect());
+    let rows: HashMap<Uuid, EndedRow> =
         sqlx::query_as("SELECT id, status, attempts, error, result, run_at > now() FROM jobs")
             .fetch_all(&pool)
             .await
@@ -477,20 +519,22 @@ async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool)
                 )| { (id, (s, a, e, r, later)) },
             )
             .collect();
-    // The late end did not touch the rescuer's run.
-    assert_eq!(rows[&ids[0]].0, "RUNNING");
-    assert_eq!(rows[&ids[0]].3, None);
+    // The late ends touched neither the rescuer's run nor the same worker's second run.
+    for late in &ids[..2] {
+        assert_eq!(rows[late].0, "RUNNING");
+        assert_eq!(rows[late].3, None);
+    }
     assert_eq!(
-        rows[&ids[1]],
+        rows[&ids[2]],
         ("SUCCEEDED".into(), 1, None, Some(json!({"ok": 1})), false)
     );
     // A retry counts its attempt and waits its backoff; a wait gives the attempt back.
     assert_eq!(
-        rows[&ids[2]],
+        rows[&ids[3]],
         ("QUEUED".into(), 1, Some("boom".into()), None, true)
     );
     assert_eq!(
-        rows[&ids[3]],
+        rows[&ids[4]],
         (
             "QUEUED".into(),
             0,
@@ -498,5 +542,17 @@ async fn ends_are_recorded_only_while_their_worker_holds_the_lease(pool: PgPool)
             None,
             true
         )
+    );
+    // The second run's own end is recorded.
+    let second = [EndOfRun {
+        id: ids[1],
+        attempt: 2,
+        end: RunEnd::Succeeded(json!({"second": true})),
+    }];
+    assert_eq!(
+        job_store::record_ends(&pool, "slow", &second)
+            .await
+            .unwrap(),
+        [ids[1]]
     );
 }
