@@ -28,7 +28,10 @@ bench_platform pipeline_bench "$WORKERS"
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg); PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); worker-system processes: $WORKERS"
 echo
 echo "== 1. the pipeline: $JOBS no-op jobs, then 200 jobs/s"
-./target/release/pipeline-bench --jobs "$JOBS" --producers 4 --enqueue-batch "${ENQUEUE_BATCH:-100}" --rate 200 --seconds 15 --quiet-jobs 50
+pipeline_out=$(mktemp)
+./target/release/pipeline-bench --jobs "$JOBS" --producers 4 --enqueue-batch "${ENQUEUE_BATCH:-100}" --rate 200 --seconds 15 --quiet-jobs 50 | tee "$pipeline_out"
+throughput=$(sed -n 's/^pipeline.throughput_per_s *\([0-9.]*\).*/\1/p' "$pipeline_out")
+rm -f "$pipeline_out"
 echo
 echo "== 2. the database's ceilings for the same SQL (pgbench, 16 clients, ${SQL_SECONDS} s each)"
 tps() { # pgbench args...: its tps, each shape over a jobs table as the pipeline left it
@@ -37,7 +40,10 @@ tps() { # pgbench args...: its tps, each shape over a jobs table as the pipeline
 }
 one=$(tps -f bench/job_sql.pgbench)
 printf 'sql.per_job_jobs_per_s        %8.0f   (insert, claim, complete: one transaction each per job)\n' "$one"
-for batch in 10 100; do
+printf 'ratio.pipeline_to_per_job     %8.2f\n' "$(awk -v p="$throughput" -v c="$one" 'BEGIN { printf "%.2f", p / c }')"
+for batch in 10 32 100; do
   t=$(tps -D batch=$batch -f bench/job_sql_batched.pgbench)
-  printf 'sql.batch_%-3s_jobs_per_s      %8.0f   (the same three statements, each for %s jobs)\n' "$batch" "$(awk -v t="$t" -v b="$batch" 'BEGIN { printf "%.0f", t * b }')" "$batch"
+  jobs_per_s=$(awk -v t="$t" -v b="$batch" 'BEGIN { printf "%.0f", t * b }')
+  printf 'sql.batch_%-3s_jobs_per_s      %8.0f   (the same three statements, each for %s jobs)\n' "$batch" "$jobs_per_s" "$batch"
+  printf 'ratio.pipeline_to_batch_%-3s   %8.2f\n' "$batch" "$(awk -v p="$throughput" -v c="$jobs_per_s" 'BEGIN { printf "%.2f", p / c }')"
 done

@@ -28,7 +28,7 @@ bench_platform bench "$WORKERS"
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; PostgreSQL $(psql "$DATABASE_URL" -tAc 'SHOW server_version'); worker-system processes: $WORKERS"
 echo
 echo "== 1. job pipeline"
-./target/release/pipeline-bench --jobs 10000 --producers 16 --rate 200 --seconds "$DURATION"
+./target/release/pipeline-bench --jobs 10000 --producers 16 --enqueue-batch 1 --rate 200 --seconds "$DURATION"
 sql_tps=$(pgbench -n -M prepared -f bench/job_sql.pgbench -c 16 -j 2 -T 10 "$DATABASE_URL" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
 printf 'pgbench.job_sql_tps           %.0f   (the same per-job SQL, no HTTP/Redis/worker: the database ceiling)\n' "$sql_tps"
 

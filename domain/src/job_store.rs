@@ -223,13 +223,13 @@ pub async fn record_ends(
         given_back.push(back);
     }
     sqlx::query_scalar(
-        "WITH ended AS (
+        "WITH ended AS MATERIALIZED (
              SELECT * FROM unnest($2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int8[],
                                   $7::bool[], $8::int4[])
                     AS e(id, status, result, error, delay_ms, given_back, attempt)),
          held AS (
-             SELECT j.id FROM jobs j JOIN ended e ON e.id = j.id AND e.attempt = j.attempts
-             WHERE j.locked_by = $1 AND j.status = 'RUNNING'
+             SELECT j.id FROM jobs j
+             WHERE j.id = ANY($2) AND j.locked_by = $1 AND j.status = 'RUNNING'
              ORDER BY j.id
              FOR NO KEY UPDATE OF j)
          UPDATE jobs j
@@ -243,8 +243,8 @@ pub async fn record_ends(
              finished_at = CASE WHEN e.status = 'QUEUED' THEN NULL ELSE now() END,
              pushed_at = CASE WHEN e.status = 'QUEUED' THEN NULL ELSE j.pushed_at END,
              locked_by = NULL, locked_until = NULL, updated_at = now()
-         FROM ended e, held h
-         WHERE j.id = e.id AND j.id = h.id
+         FROM held h JOIN ended e ON e.id = h.id
+         WHERE j.id = h.id AND j.attempts = e.attempt
          RETURNING j.id",
     )
     .bind(worker)

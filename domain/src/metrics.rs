@@ -21,6 +21,7 @@ pub mod names {
     pub const HTTP_DURATION: &str = "villa_http_request_duration_seconds";
     pub const HTTP_IN_FLIGHT: &str = "villa_http_requests_in_flight";
     pub const JOBS_FINISHED: &str = "villa_jobs_finished_total";
+    pub const JOB_ENDS_UNRECORDED: &str = "villa_job_ends_unrecorded_total";
     pub const JOB_RUN_DURATION: &str = "villa_job_run_duration_seconds";
     pub const JOB_QUEUE_WAIT: &str = "villa_job_queue_wait_seconds";
     pub const QUEUE_JOBS: &str = "villa_queue_jobs";
@@ -174,6 +175,11 @@ fn describe() {
         JOBS_FINISHED,
         Unit::Count,
         "Job runs ended, by queue, kind and outcome (succeeded, retried, failed, postponed)"
+    );
+    describe_counter!(
+        JOB_ENDS_UNRECORDED,
+        Unit::Count,
+        "Ends of runs a worker could not record, by reason (lease_lost, write_failed, stopping): each such job runs again"
     );
     describe_histogram!(
         JOB_RUN_DURATION,

@@ -31,7 +31,10 @@ use std::{
     time::Duration,
 };
 
-use domain::job_store::{self, ClaimedJob, EndOfRun, RunEnd};
+use domain::{
+    job_store::{self, ClaimedJob, EndOfRun, RunEnd},
+    metrics::names,
+};
 use sqlx::PgPool;
 use tokio::{
     sync::{mpsc, oneshot},
@@ -54,8 +57,16 @@ pub struct Ended {
 /// How many times writing a batch of ends is tried before it is given up (its runs' leases are
 /// then left to expire, and the jobs run again).
 const WRITE_ATTEMPTS: u32 = 4;
-/// Connections of the batchers' own pool: the claimer, the writer and the lease keeper.
-const PIPELINE_CONNECTIONS: u32 = 3;
+/// Claim statements, and end statements, that may be in flight at once: while one runs, the
+/// next batch gathers (and a burst is not held to one round trip at a time).
+const CLAIMERS: usize = 2;
+const WRITERS: usize = 2;
+/// Connections of the batchers' own pool: the claimers, the writers and the lease keeper.
+const PIPELINE_CONNECTIONS: u32 = (CLAIMERS + WRITERS + 1) as u32;
+
+/// A receiver the claimers (or the writers) take turns on: one gathers a batch while the others
+/// run theirs.
+type Shared<T> = Arc<tokio::sync::Mutex<mpsc::Receiver<T>>>;
 
 /// The runs this process claimed and has not ended: whose leases it renews.
 #[derive(Clone, Default)]
@@ -131,18 +142,30 @@ impl Batching {
             interval: settings.complete_interval,
             held: held.clone(),
         };
-        let tasks = vec![
-            tokio::spawn(claimer.run(claim_rx, closing.clone(), guard("claimer"))),
-            tokio::spawn(writer.run(end_rx, closing.clone(), guard("end writer"))),
-            tokio::spawn(keep_leases(
-                pool,
-                worker,
-                settings.lease,
-                held,
-                closing.clone(),
-                guard("lease keeper"),
-            )),
-        ];
+        let (claim_rx, end_rx) = (
+            Arc::new(tokio::sync::Mutex::new(claim_rx)),
+            Arc::new(tokio::sync::Mutex::new(end_rx)),
+        );
+        let mut tasks = vec![tokio::spawn(keep_leases(
+            pool,
+            worker,
+            settings.lease,
+            held,
+            closing.clone(),
+            guard("lease keeper"),
+        ))];
+        for _ in 0..CLAIMERS {
+            let run = claimer
+                .clone()
+                .run(claim_rx.clone(), closing.clone(), guard("claimer"));
+            tasks.push(tokio::spawn(run));
+        }
+        for _ in 0..WRITERS {
+            let run = writer
+                .clone()
+                .run(end_rx.clone(), closing.clone(), guard("end writer"));
+            tasks.push(tokio::spawn(run));
+        }
         Self {
             claims: Claims { tx: claim_tx },
             ends: Ends { tx: end_tx },
@@ -199,6 +222,7 @@ impl Ends {
     }
 }
 
+#[derive(Clone)]
 struct Claimer {
     pool: PgPool,
     worker: Arc<str>,
@@ -211,14 +235,14 @@ struct Claimer {
 impl Claimer {
     async fn run(
         self,
-        mut requests: mpsc::Receiver<ClaimRequest>,
+        requests: Shared<ClaimRequest>,
         closing: CancellationToken,
         _guard: FailsLoudly,
     ) {
         let mut waiting: Vec<ClaimRequest> = Vec::with_capacity(self.batch);
         loop {
             let got = tokio::select! {
-                got = requests.recv_many(&mut waiting, self.batch) => got,
+                got = async { requests.lock().await.recv_many(&mut waiting, self.batch).await } => got,
                 // Deliveries still waiting, and any to come, get `None`: the process is stopping.
                 _ = closing.cancelled() => return,
             };
@@ -265,6 +289,7 @@ impl Claimer {
     }
 }
 
+#[derive(Clone)]
 struct Writer {
     pool: PgPool,
     worker: Arc<str>,
@@ -274,14 +299,11 @@ struct Writer {
 }
 
 impl Writer {
-    async fn run(
-        self,
-        mut ends: mpsc::Receiver<Ended>,
-        closing: CancellationToken,
-        _guard: FailsLoudly,
-    ) {
+    async fn run(self, ends: Shared<Ended>, closing: CancellationToken, _guard: FailsLoudly) {
         let mut waiting: Vec<Ended> = Vec::with_capacity(self.batch);
         loop {
+            // Held while this writer gathers its batch; the other writes meanwhile.
+            let mut ends = ends.lock().await;
             let got = tokio::select! {
                 biased;
                 got = ends.recv_many(&mut waiting, self.batch) => got,
@@ -308,6 +330,7 @@ impl Writer {
                     _ = closing.cancelled() => break,
                 }
             }
+            drop(ends);
             self.write(&mut waiting).await;
         }
     }
@@ -327,6 +350,7 @@ impl Writer {
                     if recorded.len() < waiting.len() {
                         let recorded: HashSet<Uuid> = recorded.into_iter().collect();
                         for ended in waiting.iter().filter(|e| !recorded.contains(&e.end.id)) {
+                            unrecorded("lease_lost");
                             ended.span.in_scope(|| {
                                 tracing::warn!(
                                     "outcome not recorded: the lease was lost (the job ran again or will)"
@@ -345,6 +369,8 @@ impl Writer {
                 Err(error) => {
                     tracing::error!(%error, count = ends.len(),
                         "outcomes not recorded; the jobs will run again after their leases");
+                    metrics::counter!(names::JOB_ENDS_UNRECORDED, "reason" => "write_failed")
+                        .increment(ends.len() as u64);
                 }
             }
         }
@@ -356,6 +382,11 @@ impl Writer {
         });
         waiting.clear();
     }
+}
+
+/// Counts one end that could not be recorded (its job runs again).
+pub fn unrecorded(reason: &'static str) {
+    metrics::counter!(names::JOB_ENDS_UNRECORDED, "reason" => reason).increment(1);
 }
 
 async fn keep_leases(

@@ -506,6 +506,7 @@ async fn process(consumer: &Consumer, job_id: Uuid) {
         })
         .await;
     if !handed_over {
+        crate::batching::unrecorded("stopping");
         // The worker is stopping and its last ends are written: the hand-back requeues this job
         // (or its lease expires), and it runs again; handlers are idempotent.
         span.in_scope(|| tracing::warn!("outcome not recorded: the worker is stopping"));
