@@ -89,9 +89,50 @@ impl JobQueues {
             .iter()
             .map(|id| TaskBuilder::new(serde_json::to_vec(id).unwrap_or_default()).build())
             .collect();
+        let config = self.config(queue);
         let mut conn = self.conn.clone();
-        apalis_redis::queries::push_tasks(&mut conn, &self.config(queue), &tasks).await?;
+        apalis_redis::queries::push_tasks(&mut conn, &config, &tasks).await?;
+        self.promote_scheduled(queue).await?;
         Ok(())
+    }
+
+    /// Moves every delivery of `queue` waiting in apalis's scheduled set to its active list,
+    /// 1,000 at a time; answers how many moved.
+    ///
+    /// apalis-redis 1.0 puts every pushed task in the scheduled set (its push makes `run_at` at
+    /// least "now"), and its fetch script moves the due ones to the active list in one Lua
+    /// `unpack`, which Redis refuses beyond about 8,000 values ("too many results to unpack"):
+    /// with a larger backlog every fetch fails and the consumer never takes work again (seen in
+    /// `bench/pipeline.sh`: 100,000 jobs enqueued at 40,000 a second). Nothing here is scheduled
+    /// for later (a retry waits in Postgres), so after each push, and at each dispatcher round,
+    /// the whole set moves over.
+    pub async fn promote_scheduled(&self, queue: Queue) -> redis::RedisResult<u64> {
+        static PROMOTE: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+            redis::Script::new(
+                r"
+                local moved = 0
+                while true do
+                    local ids = redis.call('zrange', KEYS[1], 0, 999)
+                    if #ids == 0 then break end
+                    redis.call('rpush', KEYS[2], unpack(ids))
+                    redis.call('zrem', KEYS[1], unpack(ids))
+                    moved = moved + #ids
+                end
+                if moved > 0 then
+                    redis.call('del', KEYS[3])
+                    redis.call('lpush', KEYS[3], 1)
+                end
+                return moved",
+            )
+        });
+        let config = self.config(queue);
+        let mut conn = self.conn.clone();
+        PROMOTE
+            .key(config.scheduled_jobs_set())
+            .key(config.active_jobs_list())
+            .key(config.signal_list())
+            .invoke_async(&mut conn)
+            .await
     }
 
     /// Pushes what a committed transaction enqueued: one Redis call per queue, the queues'

@@ -59,8 +59,8 @@ pub struct Ended {
 const WRITE_ATTEMPTS: u32 = 4;
 /// Claim statements, and end statements, that may be in flight at once: while one runs, the
 /// next batch gathers (and a burst is not held to one round trip at a time).
-const CLAIMERS: usize = 2;
-const WRITERS: usize = 2;
+const CLAIMERS: usize = 1;
+const WRITERS: usize = 1;
 /// Connections of the batchers' own pool: the claimers, the writers and the lease keeper.
 const PIPELINE_CONNECTIONS: u32 = (CLAIMERS + WRITERS + 1) as u32;
 

@@ -536,6 +536,12 @@ pub async fn dispatch_once(rt: &Runtime, queues: &[Queue]) -> anyhow::Result<usi
     }
     let mut pushed = 0;
     for &queue in queues {
+        // A backlog left in apalis's scheduled set (pushed by a process older than the fix, or
+        // whose promotion failed) would fail every fetch once past ~8,000: move it over first.
+        if let Err(error) = rt.queues.promote_scheduled(queue).await {
+            tracing::warn!(queue = queue.name(), %error, "moving scheduled deliveries failed");
+            continue;
+        }
         // While Redis holds a backlog, a row pushed a few seconds ago is most likely still in
         // it; pushing it again would only add duplicates. Redis that lost its data has none.
         let stale_after = match rt.queues.backlog(queue).await {

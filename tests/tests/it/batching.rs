@@ -556,3 +556,80 @@ async fn ends_are_recorded_only_on_the_run_they_end(pool: PgPool) {
         [ids[1]]
     );
 }
+
+/// apalis-redis's fetch moves every due delivery of the scheduled set to its active list in one
+/// Lua `unpack`, which fails beyond about 8,000: a larger backlog used to fail every fetch, and
+/// the worker never took work again. Pushes now leave the set empty.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_backlog_larger_than_one_lua_unpack_is_fetched_and_run(pool: PgPool) {
+    create_tables(&pool).await;
+    let redis = RedisServer::start();
+    let core = core_settings(&redis.url(), &unique_prefix());
+    let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
+    let ids = enqueue_counted(&pool, &queues, 12_000, 1_000, 0).await;
+    assert_eq!(queues.backlog(Queue::System).await.unwrap(), 12_000);
+    let config = queues.config(Queue::System);
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let (active, scheduled): (u64, u64) = redis::pipe()
+        .cmd("LLEN")
+        .arg(config.active_jobs_list())
+        .cmd("ZCARD")
+        .arg(config.scheduled_jobs_set())
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!((active, scheduled), (12_000, 0));
+
+    let worker = TestWorker::start(pool.clone(), &core, registry());
+    let succeeded = wait_for(
+        &pool,
+        "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'",
+        12_000,
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(succeeded, 12_000);
+    assert_eq!(
+        count(&pool, "SELECT count(*) FROM counted_runs").await,
+        12_000
+    );
+    assert_eq!(ids.len(), 12_000);
+    worker.shutdown().await;
+}
+
+/// A backlog already in the scheduled set (pushed by apalis's own push, as every process did
+/// before) is moved over by the worker's dispatcher, and runs.
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn a_scheduled_backlog_left_by_an_older_pusher_is_moved_over_and_run(pool: PgPool) {
+    create_tables(&pool).await;
+    let redis = RedisServer::start();
+    let core = core_settings(&redis.url(), &unique_prefix());
+    let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
+    let ids = queued_rows(&pool, 9_000).await;
+    let tasks: Vec<apalis_redis::RedisTask> = ids
+        .iter()
+        .map(|id| {
+            apalis_core::task::builder::TaskBuilder::new(serde_json::to_vec(id).unwrap()).build()
+        })
+        .collect();
+    let mut conn = queues.connection();
+    apalis_redis::queries::push_tasks(&mut conn, &queues.config(Queue::System), &tasks)
+        .await
+        .unwrap();
+
+    let worker = TestWorker::start(pool.clone(), &core, registry());
+    let succeeded = wait_for(
+        &pool,
+        "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'",
+        9_000,
+        Duration::from_secs(120),
+    )
+    .await;
+    assert_eq!(succeeded, 9_000);
+    assert_eq!(
+        count(&pool, "SELECT count(*) FROM counted_runs").await,
+        9_000
+    );
+    worker.shutdown().await;
+}
