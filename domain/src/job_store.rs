@@ -177,9 +177,10 @@ pub struct EndOfRun {
 /// recorded; a run whose lease was lost (reaped, and maybe run again by another worker or by this
 /// one) is not.
 ///
-/// The rows are locked in the order of their ids, so that two such statements, or one and a
-/// multi-row update of another kind, never wait for each other in a circle (the reaper and the
-/// lease keeper skip locked rows).
+/// The statement walks the ends in the order of their ids, one primary-key lookup each (a
+/// join of the ends with the running rows was quadratic in the batch), so rows are locked in id
+/// order; the other multi-row updates of running rows (the reaper, the lease keeper) skip locked
+/// rows, so none waits for another in a circle.
 pub async fn record_ends(
     pool: &PgPool,
     worker: &str,
@@ -226,12 +227,8 @@ pub async fn record_ends(
         "WITH ended AS MATERIALIZED (
              SELECT * FROM unnest($2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int8[],
                                   $7::bool[], $8::int4[])
-                    AS e(id, status, result, error, delay_ms, given_back, attempt)),
-         held AS (
-             SELECT j.id FROM jobs j
-             WHERE j.id = ANY($2) AND j.locked_by = $1 AND j.status = 'RUNNING'
-             ORDER BY j.id
-             FOR NO KEY UPDATE OF j)
+                    AS e(id, status, result, error, delay_ms, given_back, attempt)
+             ORDER BY id)
          UPDATE jobs j
          SET status = e.status,
              result = CASE WHEN e.status = 'SUCCEEDED' THEN e.result ELSE j.result END,
@@ -243,8 +240,9 @@ pub async fn record_ends(
              finished_at = CASE WHEN e.status = 'QUEUED' THEN NULL ELSE now() END,
              pushed_at = CASE WHEN e.status = 'QUEUED' THEN NULL ELSE j.pushed_at END,
              locked_by = NULL, locked_until = NULL, updated_at = now()
-         FROM held h JOIN ended e ON e.id = h.id
-         WHERE j.id = h.id AND j.attempts = e.attempt
+         FROM ended e
+         WHERE j.id = e.id AND j.attempts = e.attempt AND j.locked_by = $1
+           AND j.status = 'RUNNING'
          RETURNING j.id",
     )
     .bind(worker)
