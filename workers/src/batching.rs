@@ -57,8 +57,9 @@ pub struct Ended {
 /// How many times writing a batch of ends is tried before it is given up (its runs' leases are
 /// then left to expire, and the jobs run again).
 const WRITE_ATTEMPTS: u32 = 4;
-/// Claim statements, and end statements, that may be in flight at once: while one runs, the
-/// next batch gathers (and a burst is not held to one round trip at a time).
+/// Claim statements, and end statements, in flight at once. One each: while it runs, the next
+/// batch gathers. Two each were measured slower (7,100 to 7,500 jobs/s against 8,300 then):
+/// smaller batches, more statements, and the database's CPU is what a burst spends.
 const CLAIMERS: usize = 1;
 const WRITERS: usize = 1;
 /// Connections of the batchers' own pool: the claimers, the writers and the lease keeper.
