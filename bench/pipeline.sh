@@ -7,7 +7,9 @@
 #      quiet platform, enqueue-to-start p50/p99.
 #   2. next to it, pgbench running the pipeline's SQL on the same database: the per-job shape
 #      (bench/job_sql.pgbench: insert, claim, complete, one transaction each) and the batched
-#      shape (bench/job_sql_batched.pgbench) at batches of 10 and 100: the database's ceilings.
+#      shape (bench/job_sql_batched.pgbench) at batches of 10, 32 and 100: the database's ceilings.
+# Exits 1 when a target of issue 31 is missed: below 10,000 jobs/s, a steady p99 above 50 ms, a
+# quiet p50 start above 50 ms.
 # Uses a scratch database and a private redis-server; leaves nothing behind.
 #   Usage: bench/pipeline.sh        (JOBS=..., ENQUEUE_BATCH=..., SQL_SECONDS=..., WORKERS=...)
 set -euo pipefail
@@ -31,6 +33,8 @@ echo "== 1. the pipeline: $JOBS no-op jobs, then 200 jobs/s"
 pipeline_out=$(mktemp)
 ./target/release/pipeline-bench --jobs "$JOBS" --producers 4 --enqueue-batch "${ENQUEUE_BATCH:-100}" --rate 200 --seconds 15 --quiet-jobs 50 | tee "$pipeline_out"
 throughput=$(sed -n 's/^pipeline.throughput_per_s *\([0-9.]*\).*/\1/p' "$pipeline_out")
+steady_p99=$(sed -n 's/^pipeline.steady_latency_ms .* p99 \([0-9.]*\).*/\1/p' "$pipeline_out")
+quiet_p50=$(sed -n 's/^pipeline.quiet_start_ms *p50 \([0-9.]*\).*/\1/p' "$pipeline_out")
 rm -f "$pipeline_out"
 echo
 echo "== 2. the database's ceilings for the same SQL (pgbench, 16 clients, ${SQL_SECONDS} s each)"
@@ -47,3 +51,9 @@ for batch in 10 32 100; do
   printf 'sql.batch_%-3s_jobs_per_s      %8.0f   (the same three statements, each for %s jobs)\n' "$batch" "$jobs_per_s" "$batch"
   printf 'ratio.pipeline_to_batch_%-3s   %8.2f\n' "$batch" "$(awk -v p="$throughput" -v c="$jobs_per_s" 'BEGIN { printf "%.2f", p / c }')"
 done
+missed=$(awk -v t="$throughput" -v s="$steady_p99" -v q="$quiet_p50" 'BEGIN {
+  if (t < 10000) print "throughput " t " jobs/s < 10000";
+  if (s > 50) print "steady p99 " s " ms > 50";
+  if (q > 50) print "quiet p50 start " q " ms > 50" }')
+if [ -n "$missed" ]; then echo "targets missed: $missed"; exit 1; fi
+echo "targets met: >= 10,000 jobs/s, steady p99 <= 50 ms, quiet p50 start < 50 ms"

@@ -80,8 +80,8 @@ pub async fn insert_many(
         "INSERT INTO jobs (id, kind, queue, payload, max_attempts, dedupe_key, pushed_at, request_id)
          SELECT id, kind, queue, payload, max_attempts, dedupe_key, now(), $7
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::jsonb[], $5::int4[], $6::text[])
-              AS t(id, kind, queue, payload, max_attempts, dedupe_key)
-         ORDER BY dedupe_key NULLS LAST
+              WITH ORDINALITY AS t(id, kind, queue, payload, max_attempts, dedupe_key, n)
+         ORDER BY dedupe_key NULLS LAST, n
          ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
          RETURNING id",
     )
@@ -177,9 +177,11 @@ pub struct EndOfRun {
 /// recorded; a run whose lease was lost (reaped, and maybe run again by another worker or by this
 /// one) is not.
 ///
-/// The statement walks the ends in the order of their ids, one primary-key lookup each (a plan
-/// joining the ends with every running row, chosen when the statistics said few run, was
-/// quadratic: 200 ends at a time made 4,000 jobs/s), so rows are locked in id order; the other multi-row updates of running rows (the reaper, the lease keeper) skip locked
+/// The statement looks each end up by primary key (a plan joining the ends with every running
+/// row, chosen when the statistics said few run, was quadratic in the batch). It does not lock
+/// in a set order, and needs not: the other multi-row updates of running rows (the reaper, the
+/// lease keeper) skip locked rows, the hand-back runs after the last write, and one writer per
+/// process writes at a time; the other multi-row updates of running rows (the reaper, the lease keeper) skip locked
 /// rows, so none waits for another in a circle.
 pub async fn record_ends(
     pool: &PgPool,
@@ -299,28 +301,32 @@ pub async fn set_progress(
     Ok(())
 }
 
-/// Renews the leases of `ids`, the runs `worker` holds and has not ended: one statement per
-/// worker process per tick. Only those: a run whose end could not be written is left to expire
-/// and run again. A row locked at that moment (its end being recorded) is skipped: it is renewed
-/// next tick.
+/// Renews the leases of `runs` (job id and attempt), the runs `worker` holds and has not ended:
+/// one statement per worker process per tick. Only those, and only that attempt: a run whose end
+/// could not be written, or that lost its lease and was claimed again, is left to expire. A row
+/// locked at that moment (its end being recorded) is skipped: it is renewed next tick.
 pub async fn renew_leases(
     pool: &PgPool,
     worker: &str,
-    ids: &[Uuid],
+    runs: &[(Uuid, i32)],
     lease: Duration,
 ) -> Result<u64, sqlx::Error> {
-    if ids.is_empty() {
+    if runs.is_empty() {
         return Ok(0);
     }
+    let (ids, attempts): (Vec<Uuid>, Vec<i32>) = runs.iter().copied().unzip();
     let done = sqlx::query(
         "UPDATE jobs SET locked_until = now() + $2 * interval '1 millisecond'
-         WHERE id IN (SELECT id FROM jobs
-                      WHERE id = ANY($3) AND locked_by = $1 AND status = 'RUNNING'
-                      FOR NO KEY UPDATE SKIP LOCKED)",
+         WHERE id IN (SELECT j.id FROM jobs j
+                      JOIN unnest($3::uuid[], $4::int4[]) AS r(id, attempt)
+                        ON r.id = j.id AND r.attempt = j.attempts
+                      WHERE j.locked_by = $1 AND j.status = 'RUNNING'
+                      FOR NO KEY UPDATE OF j SKIP LOCKED)",
     )
     .bind(worker)
     .bind(millis(lease))
     .bind(ids)
+    .bind(attempts)
     .execute(pool)
     .await?;
     Ok(done.rows_affected())

@@ -97,7 +97,7 @@ impl JobQueues {
     }
 
     /// Moves every delivery of `queue` waiting in apalis's scheduled set to its active list,
-    /// 1,000 at a time; answers how many moved.
+    /// 1,000 at a time and at most 10,000 per script; answers how many moved.
     ///
     /// apalis-redis 1.0 puts every pushed task in the scheduled set (its push makes `run_at` at
     /// least "now"), and its fetch script moves the due ones to the active list in one Lua
@@ -111,7 +111,7 @@ impl JobQueues {
             redis::Script::new(
                 r"
                 local moved = 0
-                while true do
+                for _ = 1, 10 do
                     local ids = redis.call('zrange', KEYS[1], 0, 999)
                     if #ids == 0 then break end
                     redis.call('rpush', KEYS[2], unpack(ids))
@@ -125,14 +125,23 @@ impl JobQueues {
                 return moved",
             )
         });
+        // At most 10,000 a call, so that a large backlog does not hold Redis in one script.
+        const PER_CALL: u64 = 10_000;
         let config = self.config(queue);
         let mut conn = self.conn.clone();
-        PROMOTE
-            .key(config.scheduled_jobs_set())
-            .key(config.active_jobs_list())
-            .key(config.signal_list())
-            .invoke_async(&mut conn)
-            .await
+        let mut moved = 0;
+        loop {
+            let now: u64 = PROMOTE
+                .key(config.scheduled_jobs_set())
+                .key(config.active_jobs_list())
+                .key(config.signal_list())
+                .invoke_async(&mut conn)
+                .await?;
+            moved += now;
+            if now < PER_CALL {
+                return Ok(moved);
+            }
+        }
     }
 
     /// Pushes what a committed transaction enqueued: one Redis call per queue, the queues'

@@ -65,16 +65,18 @@ const WRITERS: usize = 1;
 /// Connections of the batchers' own pool: the claimers, the writers and the lease keeper.
 const PIPELINE_CONNECTIONS: u32 = (CLAIMERS + WRITERS + 1) as u32;
 
-/// A receiver the claimers (or the writers) take turns on: one gathers a batch while the others
-/// run theirs.
+/// A receiver the claimers (or the writers) take turns on, when there are several: one gathers
+/// a batch while another runs its own.
 type Shared<T> = Arc<tokio::sync::Mutex<mpsc::Receiver<T>>>;
 
-/// The runs this process claimed and has not ended: whose leases it renews.
+/// The runs (job id, attempt) this process claimed and has not ended: whose leases it renews.
+/// By attempt: a job whose lease this process lost and then claimed again has two runs here, and
+/// the end of the first must not stop the renewal of the second.
 #[derive(Clone, Default)]
-struct Held(Arc<Mutex<HashSet<Uuid>>>);
+struct Held(Arc<Mutex<HashSet<(Uuid, i32)>>>);
 
 impl Held {
-    fn with<T>(&self, f: impl FnOnce(&mut HashSet<Uuid>) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(&mut HashSet<(Uuid, i32)>) -> T) -> T {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
@@ -114,6 +116,9 @@ impl Batching {
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(PIPELINE_CONNECTIONS)
             .acquire_timeout(Duration::from_secs(10))
+            // No ping before each statement: a round trip per claim and per write (a broken
+            // connection fails the statement, which is tried again).
+            .test_before_acquire(false)
             .connect_lazy_with(pool.connect_options().as_ref().clone());
         let claim_batch = settings.claim_batch.clamp(1, settings.concurrency.max(1));
         // Room for every slot of a few queues' consumers to be waiting at once.
@@ -271,7 +276,8 @@ impl Claimer {
                     HashMap::new()
                 }
             };
-        self.held.with(|held| held.extend(claimed.keys().copied()));
+        self.held
+            .with(|held| held.extend(claimed.values().map(|job| (job.id, job.attempts))));
         for (id, reply) in waiting.drain(..) {
             // A job delivered twice in one batch goes to the first delivery only.
             let job = claimed.remove(&id);
@@ -303,7 +309,7 @@ impl Writer {
     async fn run(self, ends: Shared<Ended>, closing: CancellationToken, _guard: FailsLoudly) {
         let mut waiting: Vec<Ended> = Vec::with_capacity(self.batch);
         loop {
-            // Held while this writer gathers its batch; the other writes meanwhile.
+            // Held while this writer gathers its batch (another, if any, writes meanwhile).
             let mut ends = ends.lock().await;
             let got = tokio::select! {
                 biased;
@@ -339,10 +345,21 @@ impl Writer {
     /// Writes `waiting` (and empties it), trying again after a failure. A batch given up is not
     /// lost: its runs are no longer renewed, their leases expire and the jobs run again.
     async fn write(&self, waiting: &mut Vec<Ended>) {
-        // One end per job: a second can only be a stale duplicate, and one statement must not
-        // update a row twice.
-        let mut seen = HashSet::with_capacity(waiting.len());
-        waiting.retain(|e| seen.insert(e.end.id));
+        // One end per job in a statement (which must not update a row twice): the latest
+        // attempt's. An earlier attempt's end is stale (that run lost its lease) and would not
+        // be recorded anyway; it goes to the next batch, to be refused and counted there.
+        let mut latest: HashMap<Uuid, i32> = HashMap::with_capacity(waiting.len());
+        for e in waiting.iter() {
+            let attempt = latest.entry(e.end.id).or_insert(e.end.attempt);
+            *attempt = (*attempt).max(e.end.attempt);
+        }
+        let (now, stale): (Vec<Ended>, Vec<Ended>) = std::mem::take(waiting)
+            .into_iter()
+            .partition(|e| latest[&e.end.id] == e.end.attempt);
+        *waiting = now;
+        if !stale.is_empty() {
+            self.write_stale(stale).await;
+        }
         let ends: Vec<EndOfRun> = waiting.iter().map(|e| e.end.clone()).collect();
         let mut pause = Duration::from_millis(100);
         for attempt in 1..=WRITE_ATTEMPTS {
@@ -378,7 +395,7 @@ impl Writer {
         // Written or given up, these runs are over for this process: no more renewals.
         self.held.with(|held| {
             for ended in waiting.iter() {
-                held.remove(&ended.end.id);
+                held.remove(&(ended.end.id, ended.end.attempt));
             }
         });
         waiting.clear();
@@ -388,6 +405,30 @@ impl Writer {
 /// Counts one end that could not be recorded (its job runs again).
 pub fn unrecorded(reason: &'static str) {
     metrics::counter!(names::JOB_ENDS_UNRECORDED, "reason" => reason).increment(1);
+}
+
+impl Writer {
+    /// Ends of earlier attempts of jobs whose later attempt ends in the same batch: written on
+    /// their own (they are refused, their runs having lost the lease) and no longer renewed.
+    async fn write_stale(&self, stale: Vec<Ended>) {
+        let ends: Vec<EndOfRun> = stale.iter().map(|e| e.end.clone()).collect();
+        let recorded = job_store::record_ends(&self.pool, &self.worker, &ends)
+            .await
+            .unwrap_or_default();
+        for ended in stale.iter().filter(|e| !recorded.contains(&e.end.id)) {
+            unrecorded("lease_lost");
+            ended.span.in_scope(|| {
+                tracing::warn!(
+                    "outcome not recorded: the lease was lost (the job ran again or will)"
+                )
+            });
+        }
+        self.held.with(|held| {
+            for ended in &stale {
+                held.remove(&(ended.end.id, ended.end.attempt));
+            }
+        });
+    }
 }
 
 async fn keep_leases(
@@ -404,9 +445,9 @@ async fn keep_leases(
             _ = tokio::time::sleep(every) => {},
             _ = closing.cancelled() => return,
         }
-        let ids: Vec<Uuid> = held.with(|held| held.iter().copied().collect());
-        if let Err(error) = job_store::renew_leases(&pool, &worker, &ids, lease)
-            .instrument(tracing::debug_span!("lease renewal", count = ids.len()))
+        let runs: Vec<(Uuid, i32)> = held.with(|held| held.iter().copied().collect());
+        if let Err(error) = job_store::renew_leases(&pool, &worker, &runs, lease)
+            .instrument(tracing::debug_span!("lease renewal", count = runs.len()))
             .await
         {
             tracing::warn!(%error, "lease renewal failed");

@@ -120,7 +120,10 @@ async fn wait_for(pool: &PgPool, sql: &'static str, expected: i64, timeout: Dura
 
 /// Inserts `n` QUEUED jobs straight into the table (no Redis): for the claim races.
 async fn queued_rows(pool: &PgPool, n: u32) -> Vec<Uuid> {
-    let sleep_ms = 0;
+    queued_rows_sleeping(pool, n, 0).await
+}
+
+async fn queued_rows_sleeping(pool: &PgPool, n: u32, sleep_ms: u64) -> Vec<Uuid> {
     let mut batch = JobBatch::default();
     for n in 0..n {
         batch.add(&Counted { n, sleep_ms }).unwrap();
@@ -170,9 +173,9 @@ async fn a_worker_killed_with_ends_not_yet_written_has_those_jobs_run_again_and_
 ) {
     create_tables(&pool).await;
     let mut core = core_settings(&tests::shared_redis_url(), &unique_prefix());
-    // A short lease, so that the rerun comes quickly; ends held back for a minute, so that the
-    // kill finds every one of them unwritten.
-    core.jobs.lease = Duration::from_secs(3);
+    // A short lease (renewed every 2.7 s, long enough for a loaded machine), so that the rerun
+    // comes quickly; ends held back for a minute, so that the kill finds every one unwritten.
+    core.jobs.lease = Duration::from_secs(8);
     core.jobs.complete_interval = Duration::from_secs(60);
     core.jobs.complete_batch = 10_000;
     let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
@@ -201,13 +204,13 @@ async fn a_worker_killed_with_ends_not_yet_written_has_those_jobs_run_again_and_
     doomed.kill().await;
 
     let mut settings = core_settings(&core.redis_url, &core.redis_prefix);
-    settings.jobs.lease = Duration::from_secs(3);
+    settings.jobs.lease = Duration::from_secs(8);
     let rescuer = TestWorker::start(pool.clone(), &settings, registry());
     let succeeded = wait_for(
         &pool,
         "SELECT count(*) FROM jobs WHERE status = 'SUCCEEDED'",
         60,
-        Duration::from_secs(40),
+        Duration::from_secs(60),
     )
     .await;
     assert_eq!(succeeded, 60);
@@ -312,10 +315,13 @@ async fn two_workers_each_delivered_the_whole_batch_run_each_job_once(pool: PgPo
     // same moment: they claim over the same rows at once, through the real runtime.
     let redis = tests::shared_redis_url();
     let settings = [unique_prefix(), unique_prefix()].map(|prefix| core_settings(&redis, &prefix));
-    let ids = queued_rows(&pool, 400).await;
+    let ids = queued_rows_sleeping(&pool, 400, 20).await;
     let workers = settings
         .each_ref()
         .map(|core| TestWorker::start(pool.clone(), core, registry()));
+    // Both consumers up and asking before the batch arrives (a loaded machine starts threads
+    // late); 20 ms a job, 16 at once: alone, one worker would need half a second.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let pushers = settings.each_ref().map(|core| {
         let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
         let ids = ids.clone();
@@ -357,6 +363,9 @@ async fn two_workers_each_delivered_the_whole_batch_run_each_job_once(pool: PgPo
     }
 }
 
+/// Each job claimed once when two claims of one batch start together (what the statement's
+/// conditions guarantee whatever the locking); the next test forces the overlap SKIP LOCKED is
+/// for.
 #[sqlx::test(migrator = "domain::MIGRATOR")]
 async fn two_claims_of_one_batch_released_together_take_each_job_once(pool: PgPool) {
     let lease = Duration::from_secs(15);
