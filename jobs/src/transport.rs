@@ -173,16 +173,22 @@ impl JobQueues {
 
     /// Waiting deliveries in Redis (active list plus scheduled set) for one queue.
     pub async fn backlog(&self, queue: Queue) -> redis::RedisResult<u64> {
+        let (active, scheduled) = self.backlog_by_place(queue).await?;
+        Ok(active + scheduled)
+    }
+
+    /// [`backlog`](Self::backlog) apart: deliveries in apalis's active list, and in its
+    /// scheduled set (which [`promote_scheduled`](Self::promote_scheduled) keeps empty).
+    pub async fn backlog_by_place(&self, queue: Queue) -> redis::RedisResult<(u64, u64)> {
         let config = self.config(queue);
         let mut conn = self.conn.clone();
-        let (active, scheduled): (u64, u64) = redis::pipe()
+        redis::pipe()
             .cmd("LLEN")
             .arg(config.active_jobs_list())
             .cmd("ZCARD")
             .arg(config.scheduled_jobs_set())
             .query_async(&mut conn)
-            .await?;
-        Ok(active + scheduled)
+            .await
     }
 
     pub async fn ping(&self) -> redis::RedisResult<()> {

@@ -57,17 +57,11 @@ pub struct Ended {
 /// How many times writing a batch of ends is tried before it is given up (its runs' leases are
 /// then left to expire, and the jobs run again).
 const WRITE_ATTEMPTS: u32 = 4;
-/// Claim statements, and end statements, in flight at once. One each: while it runs, the next
-/// batch gathers. Two each were measured slower (7,100 to 7,500 jobs/s against 8,300 then):
+/// Connections of the batchers' own pool: the claimer, the end writer and the lease keeper.
+/// One claim and one end statement in flight at a time: while each runs, its next batch
+/// gathers. Two of each were measured slower (7,100 to 7,500 jobs/s against 8,300 then):
 /// smaller batches, more statements, and the database's CPU is what a burst spends.
-const CLAIMERS: usize = 1;
-const WRITERS: usize = 1;
-/// Connections of the batchers' own pool: the claimers, the writers and the lease keeper.
-const PIPELINE_CONNECTIONS: u32 = (CLAIMERS + WRITERS + 1) as u32;
-
-/// A receiver the claimers (or the writers) take turns on, when there are several: one gathers
-/// a batch while another runs its own.
-type Shared<T> = Arc<tokio::sync::Mutex<mpsc::Receiver<T>>>;
+const PIPELINE_CONNECTIONS: u32 = 3;
 
 /// The runs (job id, attempt) this process claimed and has not ended: whose leases it renews.
 /// By attempt: a job whose lease this process lost and then claimed again has two runs here, and
@@ -148,30 +142,18 @@ impl Batching {
             interval: settings.complete_interval,
             held: held.clone(),
         };
-        let (claim_rx, end_rx) = (
-            Arc::new(tokio::sync::Mutex::new(claim_rx)),
-            Arc::new(tokio::sync::Mutex::new(end_rx)),
-        );
-        let mut tasks = vec![tokio::spawn(keep_leases(
-            pool,
-            worker,
-            settings.lease,
-            held,
-            closing.clone(),
-            guard("lease keeper"),
-        ))];
-        for _ in 0..CLAIMERS {
-            let run = claimer
-                .clone()
-                .run(claim_rx.clone(), closing.clone(), guard("claimer"));
-            tasks.push(tokio::spawn(run));
-        }
-        for _ in 0..WRITERS {
-            let run = writer
-                .clone()
-                .run(end_rx.clone(), closing.clone(), guard("end writer"));
-            tasks.push(tokio::spawn(run));
-        }
+        let tasks = vec![
+            tokio::spawn(keep_leases(
+                pool,
+                worker,
+                settings.lease,
+                held,
+                closing.clone(),
+                guard("lease keeper"),
+            )),
+            tokio::spawn(claimer.run(claim_rx, closing.clone(), guard("claimer"))),
+            tokio::spawn(writer.run(end_rx, closing.clone(), guard("end writer"))),
+        ];
         Self {
             claims: Claims { tx: claim_tx },
             ends: Ends { tx: end_tx },
@@ -228,7 +210,6 @@ impl Ends {
     }
 }
 
-#[derive(Clone)]
 struct Claimer {
     pool: PgPool,
     worker: Arc<str>,
@@ -241,14 +222,14 @@ struct Claimer {
 impl Claimer {
     async fn run(
         self,
-        requests: Shared<ClaimRequest>,
+        mut requests: mpsc::Receiver<ClaimRequest>,
         closing: CancellationToken,
         _guard: FailsLoudly,
     ) {
         let mut waiting: Vec<ClaimRequest> = Vec::with_capacity(self.batch);
         loop {
             let got = tokio::select! {
-                got = async { requests.lock().await.recv_many(&mut waiting, self.batch).await } => got,
+                got = requests.recv_many(&mut waiting, self.batch) => got,
                 // Deliveries still waiting, and any to come, get `None`: the process is stopping.
                 _ = closing.cancelled() => return,
             };
@@ -296,7 +277,6 @@ impl Claimer {
     }
 }
 
-#[derive(Clone)]
 struct Writer {
     pool: PgPool,
     worker: Arc<str>,
@@ -306,11 +286,14 @@ struct Writer {
 }
 
 impl Writer {
-    async fn run(self, ends: Shared<Ended>, closing: CancellationToken, _guard: FailsLoudly) {
+    async fn run(
+        self,
+        mut ends: mpsc::Receiver<Ended>,
+        closing: CancellationToken,
+        _guard: FailsLoudly,
+    ) {
         let mut waiting: Vec<Ended> = Vec::with_capacity(self.batch);
         loop {
-            // Held while this writer gathers its batch (another, if any, writes meanwhile).
-            let mut ends = ends.lock().await;
             let got = tokio::select! {
                 biased;
                 got = ends.recv_many(&mut waiting, self.batch) => got,
@@ -337,7 +320,6 @@ impl Writer {
                     _ = closing.cancelled() => break,
                 }
             }
-            drop(ends);
             self.write(&mut waiting).await;
         }
     }
@@ -346,36 +328,24 @@ impl Writer {
     /// lost: its runs are no longer renewed, their leases expire and the jobs run again.
     async fn write(&self, waiting: &mut Vec<Ended>) {
         // One end per job in a statement (which must not update a row twice): the latest
-        // attempt's. An earlier attempt's end is stale (that run lost its lease) and would not
-        // be recorded anyway; it goes to the next batch, to be refused and counted there.
+        // attempt's. An earlier attempt's end can never be recorded (a later run of this
+        // process holds the row): it is lost with its lease, like a refused one.
         let mut latest: HashMap<Uuid, i32> = HashMap::with_capacity(waiting.len());
         for e in waiting.iter() {
             let attempt = latest.entry(e.end.id).or_insert(e.end.attempt);
             *attempt = (*attempt).max(e.end.attempt);
         }
-        let (now, stale): (Vec<Ended>, Vec<Ended>) = std::mem::take(waiting)
-            .into_iter()
+        let (current, stale): (Vec<&Ended>, Vec<&Ended>) = waiting
+            .iter()
             .partition(|e| latest[&e.end.id] == e.end.attempt);
-        *waiting = now;
-        if !stale.is_empty() {
-            self.write_stale(stale).await;
-        }
-        let ends: Vec<EndOfRun> = waiting.iter().map(|e| e.end.clone()).collect();
+        let ends: Vec<EndOfRun> = current.iter().map(|e| e.end.clone()).collect();
+        let mut lost = stale;
         let mut pause = Duration::from_millis(100);
         for attempt in 1..=WRITE_ATTEMPTS {
             match job_store::record_ends(&self.pool, &self.worker, &ends).await {
                 Ok(recorded) => {
-                    if recorded.len() < waiting.len() {
-                        let recorded: HashSet<Uuid> = recorded.into_iter().collect();
-                        for ended in waiting.iter().filter(|e| !recorded.contains(&e.end.id)) {
-                            unrecorded("lease_lost");
-                            ended.span.in_scope(|| {
-                                tracing::warn!(
-                                    "outcome not recorded: the lease was lost (the job ran again or will)"
-                                )
-                            });
-                        }
-                    }
+                    let recorded: HashSet<Uuid> = recorded.into_iter().collect();
+                    lost.extend(current.iter().filter(|e| !recorded.contains(&e.end.id)));
                     break;
                 }
                 Err(error) if attempt < WRITE_ATTEMPTS => {
@@ -392,7 +362,15 @@ impl Writer {
                 }
             }
         }
-        // Written or given up, these runs are over for this process: no more renewals.
+        for ended in lost {
+            unrecorded("lease_lost");
+            ended.span.in_scope(|| {
+                tracing::warn!(
+                    "outcome not recorded: the lease was lost (the job ran again or will)"
+                )
+            });
+        }
+        // Written, lost or given up, these runs are over for this process: no more renewals.
         self.held.with(|held| {
             for ended in waiting.iter() {
                 held.remove(&(ended.end.id, ended.end.attempt));
@@ -405,30 +383,6 @@ impl Writer {
 /// Counts one end that could not be recorded (its job runs again).
 pub fn unrecorded(reason: &'static str) {
     metrics::counter!(names::JOB_ENDS_UNRECORDED, "reason" => reason).increment(1);
-}
-
-impl Writer {
-    /// Ends of earlier attempts of jobs whose later attempt ends in the same batch: written on
-    /// their own (they are refused, their runs having lost the lease) and no longer renewed.
-    async fn write_stale(&self, stale: Vec<Ended>) {
-        let ends: Vec<EndOfRun> = stale.iter().map(|e| e.end.clone()).collect();
-        let recorded = job_store::record_ends(&self.pool, &self.worker, &ends)
-            .await
-            .unwrap_or_default();
-        for ended in stale.iter().filter(|e| !recorded.contains(&e.end.id)) {
-            unrecorded("lease_lost");
-            ended.span.in_scope(|| {
-                tracing::warn!(
-                    "outcome not recorded: the lease was lost (the job ran again or will)"
-                )
-            });
-        }
-        self.held.with(|held| {
-            for ended in &stale {
-                held.remove(&(ended.end.id, ended.end.attempt));
-            }
-        });
-    }
 }
 
 async fn keep_leases(

@@ -577,18 +577,10 @@ async fn a_backlog_larger_than_one_lua_unpack_is_fetched_and_run(pool: PgPool) {
     let queues = JobQueues::new(&core.redis_url, &core.redis_prefix).unwrap();
     let ids = enqueue_counted(&pool, &queues, 12_000, 1_000, 0).await;
     assert_eq!(queues.backlog(Queue::System).await.unwrap(), 12_000);
-    let config = queues.config(Queue::System);
-    let client = redis::Client::open(redis.url()).unwrap();
-    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    let (active, scheduled): (u64, u64) = redis::pipe()
-        .cmd("LLEN")
-        .arg(config.active_jobs_list())
-        .cmd("ZCARD")
-        .arg(config.scheduled_jobs_set())
-        .query_async(&mut conn)
-        .await
-        .unwrap();
-    assert_eq!((active, scheduled), (12_000, 0));
+    assert_eq!(
+        queues.backlog_by_place(Queue::System).await.unwrap(),
+        (12_000, 0)
+    );
 
     let worker = TestWorker::start(pool.clone(), &core, registry());
     let succeeded = wait_for(
