@@ -1,6 +1,7 @@
 //! The HTTP API (binary `villa-api`): one module per surface (`management`, ... ; the onboarding
 //! surface's `/api/health` is in `platform::health`), each with one file per resource.
 
+pub mod approvals;
 pub mod auth;
 pub mod console;
 pub mod error;
@@ -102,6 +103,7 @@ fn routes(development: bool) -> OpenApiRouter<AppState> {
         .merge(inventory::router())
         .merge(reporting::router())
         .merge(onboarding::router(development))
+        .merge(approvals::router())
 }
 
 /// The OpenAPI document served at `/openapi.json` in production (`villa-api openapi` prints it,

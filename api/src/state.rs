@@ -36,6 +36,8 @@ pub struct Shared {
     /// The queue gauges of `GET /metrics`, computed from the job table at most once per
     /// `METRICS_QUEUE_REFRESH_SECS` whatever the number of scrapers.
     pub queue_gauges: Arc<QueueGauges>,
+    /// Signs and checks the owners' approval links (a key derived from `DATA_ENCRYPTION_KEY`).
+    pub approval_links: domain::maintenance::approvals::ApprovalLinks,
     pub core: CoreSettings,
     pub api: ApiSettings,
 }
@@ -62,6 +64,9 @@ impl Shared {
             queues,
             verifier: JwksVerifier::new(api.auth.clone()),
             cipher,
+            approval_links: domain::maintenance::approvals::ApprovalLinks::new(
+                &core.data_encryption_key,
+            ),
             store: DocumentStore::from_settings(&core),
             monitor: Monitor::new(api.slow_request),
             villa_reads: domain::management::villas::VillaReads::new(pool.clone()),

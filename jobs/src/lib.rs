@@ -10,6 +10,7 @@
 pub mod alerts;
 pub mod documents;
 pub mod exports;
+pub mod mail;
 pub mod maintenance;
 pub mod media;
 pub mod pms;

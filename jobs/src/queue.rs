@@ -44,6 +44,8 @@ queues! {
     Pms => "pms",
     /// Spreadsheet exports of the reporting data.
     Exports => "exports",
+    /// E-mail to people outside the platform (owners' approval requests).
+    Mail => "mail",
 }
 
 impl Queue {

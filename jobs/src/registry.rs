@@ -44,6 +44,10 @@ pub struct JobServices {
     pub export_retention: Duration,
     /// How many exports this worker builds at once ([`crate::exports::CONCURRENT_EXPORTS`]).
     pub export_slots: Arc<tokio::sync::Semaphore>,
+    /// `SMTP_URL` and `SMTP_FROM`; `None` when no e-mail is to be sent.
+    pub mailer: Option<crate::mail::Mailer>,
+    /// Signs the owner approval links an e-mail carries (from `DATA_ENCRYPTION_KEY`).
+    pub approval_links: domain::maintenance::approvals::ApprovalLinks,
 }
 
 impl JobServices {
@@ -74,6 +78,10 @@ impl JobServices {
             export_slots: Arc::new(tokio::sync::Semaphore::new(
                 crate::exports::CONCURRENT_EXPORTS,
             )),
+            mailer: crate::mail::Mailer::from_settings(&settings.mail),
+            approval_links: domain::maintenance::approvals::ApprovalLinks::new(
+                &settings.data_encryption_key,
+            ),
         }
     }
 }

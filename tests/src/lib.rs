@@ -109,6 +109,15 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
         },
         // METRICS_* at their defaults (no token); a TestApp sets its own (`TestAppOptions`).
         metrics: domain::settings::MetricsSettings::default(),
+        // Links to the address a request came to, and no e-mail (`TestAppOptions::smtp_url`).
+        approvals: domain::settings::ApprovalSettings {
+            public_base_url: None,
+            link_days: 7,
+        },
+        mail: domain::settings::MailSettings {
+            smtp_url: None,
+            from: domain::settings::DEFAULT_SMTP_FROM.to_owned(),
+        },
     }
 }
 
@@ -185,6 +194,10 @@ pub struct TestAppOptions {
     pub metrics_token: Option<String>,
     /// `METRICS_QUEUE_REFRESH_SECS` (default 1 s, so that tests see new job rows soon).
     pub metrics_queue_refresh: Duration,
+    /// `SMTP_URL` of the API and of its workers (default: none, no e-mail).
+    pub smtp_url: Option<String>,
+    /// `PUBLIC_BASE_URL` (default: none, links point at the address a request came to).
+    pub public_base_url: Option<String>,
 }
 
 impl Default for TestAppOptions {
@@ -210,6 +223,8 @@ impl Default for TestAppOptions {
             metrics_enabled: true,
             metrics_token: Some(TEST_METRICS_TOKEN.to_owned()),
             metrics_queue_refresh: Duration::from_secs(1),
+            smtp_url: None,
+            public_base_url: None,
         }
     }
 }
@@ -249,6 +264,8 @@ impl TestApp {
         core.metrics.enabled = options.metrics_enabled;
         core.metrics.token = options.metrics_token;
         core.metrics.queue_refresh = options.metrics_queue_refresh;
+        core.mail.smtp_url = options.smtp_url;
+        core.approvals.public_base_url = options.public_base_url;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let auth = match (options.auth.clone(), &options.dev_key) {

@@ -108,6 +108,9 @@ const MANAGED: &[(&str, &str)] = &[
     ("POST", "/maintenance/task-rules"),
     ("PATCH", "/maintenance/task-rules/{id}"),
     ("POST", "/maintenance/task-rules/{id}/archive"),
+    // Asking the owner for money, and speaking for the owner, are managers' calls.
+    ("POST", "/maintenance/work-orders/{id}/approval-requests"),
+    ("POST", "/maintenance/work-orders/{id}/approval"),
     // What the storeroom holds is decided by managers; staff record what happens to it
     // (movements, transfers, alerts).
     ("POST", "/inventory/items"),
@@ -150,6 +153,9 @@ const PUBLIC: &[&str] = &[
     "/reporting/health",
     // Hostaway's webhooks: HTTP Basic credentials of their own (`reporting::webhooks`).
     "/reporting/webhooks/hostaway",
+    // The owner's approval page: the signed token in the path is the credential (`approvals`).
+    "/approvals/{token}",
+    "/approvals/{token}/photos/{photoId}",
 ];
 
 /// Routes open to any valid token, whatever its roles.

@@ -4,9 +4,11 @@
 //! `<ENTITY>_NOT_FOUND` and a validation failure `VALIDATION_ERROR` with every bad field in
 //! `error.fields`.
 
+pub mod approvals;
 pub mod assets;
 pub mod board;
 pub mod checklists;
+pub mod costs;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;
@@ -22,6 +24,8 @@ use crate::state::AppState;
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(work_orders::router())
+        .merge(costs::router())
+        .merge(approvals::router())
         .merge(checklists::router())
         .merge(assets::router())
         .merge(emergencies::router())

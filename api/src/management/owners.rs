@@ -112,15 +112,26 @@ pub fn router() -> OpenApiRouter<AppState> {
 crate::computed_schema!(
     /// A new owner. INDIVIDUAL needs firstName, lastName and phone; COMPANY needs companyName,
     /// registrationNumber and contactPerson. Phones are stored in E.164 form.
-    OwnerCreate => domain::record::json_schema(
+    OwnerCreate => with_terms(domain::record::json_schema(
         domain::onboarding::records::OWNER_FIELDS,
         domain::record::SchemaUse::Create,
-    )
+    ))
 );
 crate::computed_schema!(
     /// The fields to change (the per-type requirements are checked on the owner as it will be).
-    OwnerPatchBody => domain::record::json_schema(
+    OwnerPatchBody => with_terms(domain::record::json_schema(
         domain::onboarding::records::OWNER_FIELDS,
         domain::record::SchemaUse::Patch,
-    )
+    ))
 );
+
+/// A body's schema with the owner's management terms (optional members).
+fn with_terms(mut schema: Value) -> Value {
+    if let (Some(props), Value::Object(terms)) = (
+        schema["properties"].as_object_mut(),
+        owners::terms_schema(true),
+    ) {
+        props.extend(terms);
+    }
+    schema
+}

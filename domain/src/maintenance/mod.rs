@@ -2,10 +2,12 @@
 //! transitions, history and comments; assets and their health; vendors and their ratings. All
 //! point at the one villa row and, for technicians, at the one staff row.
 
+pub mod approvals;
 pub mod assets;
 pub mod board;
 pub mod checklists;
 pub mod consumables;
+pub mod costs;
 pub mod emergencies;
 pub mod field_notes;
 pub mod pmp;
@@ -98,6 +100,8 @@ pub mod views {
         Assigned,
         InProgress,
         OnHold,
+        /// Its owner-billed estimate is above the approval threshold: it waits for the owner.
+        AwaitingApproval,
         Completed,
         Cancelled,
     }
@@ -290,6 +294,125 @@ pub mod views {
         /// The statuses an update may move it to now, with what each needs (ASSIGNED is reached
         /// by assigning it).
         next_statuses: Vec<StatusMove>,
+        /// Its cost lines, oldest first.
+        costs: Vec<CostLine>,
+        /// The lines' sums per currency and `billTo`.
+        cost_totals: Vec<CostTotal>,
+        /// The threshold that applies: the villa's own, else its owner's; null when none.
+        approval_threshold: Option<Money>,
+        /// EMERGENCY when its estimate would need the owner's approval but it is an emergency's.
+        approval_skipped: Option<ApprovalSkipped>,
+        /// While AWAITING_APPROVAL: the status an approval returns it to.
+        status_before_approval: Option<WorkOrderStatus>,
+        /// Every approval step (links sent, decisions), oldest first.
+        approvals: Vec<ApprovalStep>,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum CostKind {
+        Labour,
+        Parts,
+        VendorInvoice,
+        Other,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum BillTo {
+        Owner,
+        Company,
+    }
+
+    /// A cost line of a work order.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct CostLine {
+        id: Uuid,
+        work_order_id: Uuid,
+        kind: CostKind,
+        description: String,
+        /// At most 2 decimal places.
+        amount: f64,
+        /// ISO 4217.
+        currency: String,
+        bill_to: BillTo,
+        /// An estimate (what the owner approves) or an actual cost.
+        estimate: bool,
+        created_by: String,
+        created_at: DateTime<Utc>,
+        updated_at: DateTime<Utc>,
+    }
+
+    /// The cost lines of one currency and one payer, summed.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct CostTotal {
+        currency: String,
+        bill_to: BillTo,
+        estimated: f64,
+        actual: f64,
+        /// `estimated + actual`.
+        total: f64,
+    }
+
+    /// An amount in a currency.
+    #[derive(serde::Serialize, ToSchema)]
+    pub struct Money {
+        amount: f64,
+        /// ISO 4217.
+        currency: String,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ApprovalSkipped {
+        Emergency,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ApprovalChannel {
+        /// A signed link the owner answered on the platform's page.
+        Link,
+        /// A decision the owner gave by phone, recorded by a manager.
+        Phone,
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum ApprovalDecision {
+        Approved,
+        Declined,
+    }
+
+    /// One approval step: a link sent to the owner, or a decision recorded by phone.
+    #[derive(serde::Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ApprovalStep {
+        id: Uuid,
+        channel: ApprovalChannel,
+        /// The owner-billed estimate asked about (approved, once approved), per currency:
+        /// `{"USD": "620.00"}`.
+        #[schema(value_type = Object)]
+        estimate: serde_json::Value,
+        requested_by: String,
+        requested_at: DateTime<Utc>,
+        /// A link's end of validity.
+        expires_at: Option<DateTime<Utc>>,
+        /// Who the link was e-mailed to; null when the owner has no address.
+        email_to: Option<String>,
+        /// When the e-mail went out; null until then (or without SMTP_URL).
+        email_sent_at: Option<DateTime<Utc>>,
+        /// When a later request or a decision closed the unused link.
+        superseded_at: Option<DateTime<Utc>>,
+        decision: Option<ApprovalDecision>,
+        decided_at: Option<DateTime<Utc>>,
+        note: Option<String>,
+        /// The address the owner's answer came from (a link).
+        decided_from: Option<String>,
+        /// The manager who recorded a phone decision; `owner (approval link)` for a link.
+        decided_by: Option<String>,
     }
 
     #[derive(serde::Serialize, ToSchema)]

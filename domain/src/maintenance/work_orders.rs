@@ -15,6 +15,7 @@ pub const STATUSES: &[&str] = &[
     "ASSIGNED",
     "IN_PROGRESS",
     "ON_HOLD",
+    "AWAITING_APPROVAL",
     "COMPLETED",
     "CANCELLED",
 ];
@@ -28,6 +29,8 @@ pub fn next_statuses(from: &str) -> &'static [&'static str] {
         "IN_PROGRESS" => &["ON_HOLD", "COMPLETED", "CANCELLED"],
         "ON_HOLD" => &["IN_PROGRESS", "CANCELLED"],
         "COMPLETED" => &["IN_PROGRESS"],
+        // The owner's decision moves it on (`approvals`); a manager may still cancel it.
+        "AWAITING_APPROVAL" => &["CANCELLED"],
         _ => &[],
     }
 }
@@ -153,6 +156,15 @@ pub struct Update {
     pub reason: Option<String>,
 }
 
+/// `NotFound("work order")` unless it exists (for reads of a work order's sub-resources).
+pub async fn ensure_exists(conn: &mut PgConnection, id: Uuid) -> Result<()> {
+    let found: Option<bool> = sqlx::query_scalar("SELECT true FROM work_orders WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    found.map(|_| ()).ok_or(Error::NotFound("work order"))
+}
+
 /// Locks the work order and answers its status (404 when there is none).
 pub(super) async fn lock(conn: &mut PgConnection, id: Uuid) -> Result<String> {
     sqlx::query_scalar("SELECT status FROM work_orders WHERE id = $1 FOR UPDATE")
@@ -202,6 +214,16 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> 
     let Some(to) = u.status.filter(|to| *to != from) else {
         return Ok(Vec::new());
     };
+    if from == "AWAITING_APPROVAL" && to != "CANCELLED" {
+        return Err(Error::conflict(
+            "OWNER_APPROVAL_REQUIRED",
+            format!(
+                "the owner-billed estimate is above the villa's approval threshold: the work order cannot become {to} \
+before the owner approves (POST /maintenance/work-orders/{{id}}/approval-requests sends the owner a link; \
+POST /maintenance/work-orders/{{id}}/approval records an approval given by phone)"
+            ),
+        ));
+    }
     if !next_statuses(&from).contains(&to) {
         return Err(refused_move(&from, to));
     }
@@ -234,6 +256,7 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, u: &Update, by: &str) -> 
              assignee_type = CASE WHEN $2 = 'OPEN' THEN NULL ELSE assignee_type END,
              assignee_staff_id = CASE WHEN $2 = 'OPEN' THEN NULL ELSE assignee_staff_id END,
              assignee_vendor_id = CASE WHEN $2 = 'OPEN' THEN NULL ELSE assignee_vendor_id END,
+             status_before_approval = NULL,
              updated_at = now()
          WHERE id = $1",
     )
@@ -332,7 +355,9 @@ pub async fn assign(
     };
     sqlx::query(
         "UPDATE work_orders SET status = $2, assignee_type = $3, assignee_staff_id = $4, assignee_vendor_id = $5,
-             due_date = coalesce($6::timestamptz, due_date), updated_at = now()
+             due_date = coalesce($6::timestamptz, due_date), updated_at = now(),
+             -- Assigned while it waits for the owner: the approval returns it ASSIGNED.
+             status_before_approval = CASE WHEN status_before_approval = 'OPEN' THEN 'ASSIGNED' ELSE status_before_approval END
          WHERE id = $1",
     )
     .bind(id)
@@ -522,7 +547,22 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
                 FROM work_order_checklist_items i WHERE i.work_order_id = w.id), '[]'),
             'followUps', coalesce((SELECT jsonb_agg(jsonb_build_object('id', f.id, 'title', f.title, 'status', f.status)
                 ORDER BY f.created_at, f.id) FROM work_orders f WHERE f.parent_work_order_id = w.id), '[]'),
-            'consumables', w.consumables)",
+            'consumables', w.consumables,
+            'costs', coalesce((SELECT jsonb_agg(",
+        super::costs::cost_line!(),
+        " ORDER BY c.created_at, c.id) FROM work_order_costs c WHERE c.work_order_id = w.id), '[]'),
+            'costTotals', ",
+        super::costs::cost_totals!(),
+        ",
+            'approvalThreshold', CASE WHEN v.approval_threshold_amount IS NOT NULL
+                THEN jsonb_build_object('amount', v.approval_threshold_amount, 'currency', v.approval_threshold_currency)
+                ELSE (SELECT jsonb_build_object('amount', o.approval_threshold_amount, 'currency', o.approval_threshold_currency)
+                      FROM owners o WHERE o.id = v.owner_id AND o.approval_threshold_amount IS NOT NULL) END,
+            'approvalSkipped', w.approval_skipped,
+            'statusBeforeApproval', w.status_before_approval,
+            'approvals', ",
+        super::approvals::approval_steps!(),
+        ")",
         " FROM work_orders w JOIN villas v ON v.id = w.villa_id WHERE w.id = $1"
     ))
     .bind(id)

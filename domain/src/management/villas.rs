@@ -65,7 +65,7 @@ macro_rules! villa_columns {
     () => {
         "villa_code, villa_name, address, city, country, bedrooms, bathrooms, max_guests, property_type,
          description, villa_style, postal_code, latitude, longitude, land_area_sqm, living_area_sqm,
-         year_built, check_in_time, check_out_time"
+         year_built, check_in_time, check_out_time, approval_threshold_amount, approval_threshold_currency"
     };
 }
 
@@ -359,6 +359,10 @@ pub struct VillaDetail {
     pub description: Option<String>,
     pub owner_id: Option<Uuid>,
     pub storage_base_path: Option<String>,
+    /// This villa's own approval threshold (`{amount, currency}`), over its owner's; null: the
+    /// owner's applies.
+    #[schema(value_type = Option<crate::maintenance::views::Money>)]
+    pub approval_threshold: Option<sqlx::types::Json<Value>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -431,7 +435,10 @@ macro_rules! detail_columns {
                 CASE WHEN is_active THEN 'ACTIVE' ELSE status END AS status,
                 property_type, villa_style, bedrooms, bathrooms, max_guests, address, city, country,
                 nullif(concat_ws(', ', nullif(city, ''), nullif(country, '')), '') AS location,
-                description, owner_id, storage_base_path, created_at, updated_at
+                description, owner_id, storage_base_path,
+                CASE WHEN approval_threshold_amount IS NOT NULL THEN jsonb_build_object(
+                    'amount', approval_threshold_amount, 'currency', approval_threshold_currency) END AS approval_threshold,
+                created_at, updated_at
          FROM villas "
     };
 }
@@ -488,6 +495,14 @@ pub fn input_schema(usage: crate::record::SchemaUse) -> serde_json::Value {
         serde_json::json!({"type": "string", "enum": VillaStatus::ALL.map(VillaStatus::as_str),
             "description": "DRAFT by default. A villa whose onboarding is in progress cannot be made ACTIVE."}),
     );
+    props.extend(
+        crate::management::owners::terms_schema(false)
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    props["approvalThreshold"]["description"] =
+        "This villa's own threshold, over its owner's; null: the owner's applies.".into();
     props.insert(
         "ownerId".into(),
         serde_json::json!({"type": ["string", "null"], "format": "uuid", "description": "An owner of /management/owners; null unlinks."}),
@@ -517,6 +532,7 @@ impl VillaInput {
         let code = parse_patch(CODE, input, "", false, cipher, problems);
         patch.columns.extend(code.columns);
         patch.saved_fields.extend(code.saved_fields);
+        crate::management::owners::approval_terms(input, &mut patch, cipher, problems, false);
         let status = match input.get("status") {
             None => None,
             Some(Value::String(s)) => problems.check(VillaStatus::parse("status", s)),

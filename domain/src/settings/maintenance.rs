@@ -55,3 +55,35 @@ pub(super) fn check_turnovers(env: &mut Env<'_>, settings: &TurnoverSettings) {
             .push("TURNOVER_HORIZON_DAYS must be at least 1 day".into());
     }
 }
+
+/// The owner's approval of repair costs: where the links point and how long they last.
+#[derive(Debug, Clone)]
+pub struct ApprovalSettings {
+    /// `PUBLIC_BASE_URL` (unset by default): the platform's address as owners reach it, e.g.
+    /// `https://ops.example.com`. Unset, a link points at the address the request came to.
+    pub public_base_url: Option<String>,
+    /// `APPROVAL_LINK_DAYS` (default 7, 1 to 90): how long an approval link stays valid.
+    pub link_days: u32,
+}
+
+/// `PUBLIC_BASE_URL` and `APPROVAL_LINK_DAYS`; problems go to `env`.
+pub(super) fn approval_settings(env: &mut Env<'_>) -> ApprovalSettings {
+    let public_base_url = env.raw("PUBLIC_BASE_URL").map(|url| {
+        if !crate::record::is_http_url(&url) {
+            env.problems.push(format!(
+                "PUBLIC_BASE_URL must be an http:// or https:// address, got {url:?}"
+            ));
+        }
+        url.trim_end_matches('/').to_owned()
+    });
+    let link_days = env.parsed("APPROVAL_LINK_DAYS", 7u32, "a whole number of days");
+    if !(1..=90).contains(&link_days) {
+        env.problems.push(format!(
+            "APPROVAL_LINK_DAYS must be from 1 to 90 days, got {link_days}"
+        ));
+    }
+    ApprovalSettings {
+        public_base_url,
+        link_days,
+    }
+}

@@ -25,6 +25,7 @@ mod env;
 mod inventory;
 mod jobs;
 mod keys;
+mod mail;
 mod maintenance;
 mod metrics;
 mod pms;
@@ -40,7 +41,8 @@ pub use self::{
     env::{AppEnv, Lookup, SettingsError, dev_dir, seconds_setting},
     inventory::StockAlertSettings,
     jobs::JobSettings,
-    maintenance::{PlannedMaintenanceSettings, TurnoverSettings},
+    mail::{DEFAULT_SMTP_FROM, MailSettings},
+    maintenance::{ApprovalSettings, PlannedMaintenanceSettings, TurnoverSettings},
     metrics::MetricsSettings,
     pms::{PmsCredentials, PmsSettings, WebhookCredentials},
     reporting::ReportingSettings,
@@ -51,8 +53,10 @@ use self::{
     inventory::{check_stock_alerts, stock_alert_settings},
     jobs::{check_job_settings, job_settings},
     keys::data_encryption_key,
+    mail::mail_settings,
     maintenance::{
-        check_planned_maintenance, check_turnovers, planned_maintenance_settings, turnover_settings,
+        approval_settings, check_planned_maintenance, check_turnovers, planned_maintenance_settings,
+        turnover_settings,
     },
     metrics::metrics_settings,
     pms::pms_settings,
@@ -91,6 +95,10 @@ pub struct CoreSettings {
     pub reporting: ReportingSettings,
     /// Prometheus metrics (`METRICS_*`).
     pub metrics: MetricsSettings,
+    /// Owner approval links (`PUBLIC_BASE_URL`, `APPROVAL_LINK_DAYS`).
+    pub approvals: ApprovalSettings,
+    /// Outgoing e-mail (`SMTP_URL`, `SMTP_FROM`).
+    pub mail: MailSettings,
 }
 
 impl fmt::Debug for CoreSettings {
@@ -107,6 +115,8 @@ impl fmt::Debug for CoreSettings {
             .field("jobs", &self.jobs)
             .field("pms", &self.pms)
             .field("reporting", &self.reporting)
+            .field("approvals", &self.approvals)
+            .field("mail", &self.mail)
             .finish_non_exhaustive()
     }
 }
@@ -157,6 +167,8 @@ impl CoreSettings {
         let pms = pms_settings(env);
         let reporting = reporting_settings(env);
         let metrics = metrics_settings(env);
+        let approvals = approval_settings(env);
+        let mail = mail_settings(env);
         Self {
             app_env,
             database_url,
@@ -177,6 +189,8 @@ impl CoreSettings {
             pms,
             reporting,
             metrics,
+            approvals,
+            mail,
         }
     }
 }

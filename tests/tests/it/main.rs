@@ -2,6 +2,7 @@
 //! one module per concern.
 
 mod admin_jobs;
+mod approvals;
 mod auth;
 mod batching;
 mod board;

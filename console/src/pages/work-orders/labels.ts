@@ -16,6 +16,7 @@ export const STATUS_LABELS: Record<WorkOrderStatus, string> = {
   ASSIGNED: "Assigned",
   IN_PROGRESS: "In progress",
   ON_HOLD: "On hold",
+  AWAITING_APPROVAL: "Awaiting owner approval",
   COMPLETED: "Completed",
   CANCELLED: "Cancelled",
 };

@@ -1,0 +1,160 @@
+//! A work order's cost lines (`/maintenance/work-orders/{id}/costs`): labour, parts, a vendor's
+//! invoice, estimated or actual, billed to the owner or kept by the company. Every change of the
+//! lines reassesses whether the owner must approve ([`super::approvals::reassess`]), under the
+//! work order's row lock.
+
+use serde_json::Value;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
+use crate::record::{FieldSpec, Kind, Patch, required};
+use crate::{Error, Result};
+
+pub const COST_KINDS: &[&str] = &["LABOUR", "PARTS", "VENDOR_INVOICE", "OTHER"];
+
+/// Who pays a line: the owner (it counts towards the approval threshold when estimated, and
+/// towards the owner's statement once the work order is completed) or the company.
+pub const BILL_TO: &[&str] = &["OWNER", "COMPANY"];
+
+/// The most cost lines a work order holds: a repair has a handful; the bound keeps a work order's
+/// detail, its approval page and its totals small whatever a client sends.
+pub const MAX_COST_LINES: i64 = 200;
+
+/// A cost line, every field required to create it; an update changes the fields sent.
+pub const COST_FIELDS: &[FieldSpec] = &[
+    required("kind", "kind", Kind::OneOf(COST_KINDS)),
+    required("description", "description", Kind::Text(500)),
+    required("amount", "amount", Kind::Amount(2)),
+    required("currency", "currency", Kind::Currency),
+    required("billTo", "bill_to", Kind::OneOf(BILL_TO)),
+    required("estimate", "estimate", Kind::Bool),
+];
+
+// A cost line row (alias `c`) as the API shows it.
+macro_rules! cost_line {
+    () => {
+        "jsonb_build_object('id', c.id, 'workOrderId', c.work_order_id, 'kind', c.kind,
+            'description', c.description, 'amount', c.amount, 'currency', c.currency, 'billTo', c.bill_to,
+            'estimate', c.estimate, 'createdBy', c.created_by, 'createdAt', c.created_at, 'updatedAt', c.updated_at)"
+    };
+}
+pub(crate) use cost_line;
+
+// A work order's (alias `w`) totals per currency and `billTo`: estimated, actual and both.
+macro_rules! cost_totals {
+    () => {
+        "coalesce((SELECT jsonb_agg(jsonb_build_object('currency', t.currency, 'billTo', t.bill_to,
+                'estimated', t.estimated, 'actual', t.actual, 'total', t.estimated + t.actual)
+                ORDER BY t.currency, t.bill_to)
+            FROM (SELECT c.currency, c.bill_to,
+                    coalesce(sum(c.amount) FILTER (WHERE c.estimate), 0) AS estimated,
+                    coalesce(sum(c.amount) FILTER (WHERE NOT c.estimate), 0) AS actual
+                  FROM work_order_costs c WHERE c.work_order_id = w.id GROUP BY c.currency, c.bill_to) t), '[]')"
+    };
+}
+pub(crate) use cost_totals;
+
+/// The lines of a work order, oldest first (404 when there is no such work order).
+pub async fn list(conn: &mut PgConnection, work_order: Uuid, page: PageRequest) -> Result<JsonPage> {
+    super::work_orders::ensure_exists(conn, work_order).await?;
+    let list = ListSql {
+        count_from: " FROM work_order_costs c",
+        item: cost_line!(),
+        from: " FROM work_order_costs c",
+        order: "c.created_at, c.id",
+    };
+    json_page(conn, &list, page, |sql| {
+        sql.push(" WHERE c.work_order_id = ").push_bind(work_order);
+    })
+    .await
+}
+
+/// One line of the work order (404 `COST_LINE_NOT_FOUND` otherwise).
+pub async fn get(conn: &mut PgConnection, work_order: Uuid, id: Uuid) -> Result<Value> {
+    sqlx::query_scalar(concat!(
+        "SELECT ",
+        cost_line!(),
+        " FROM work_order_costs c WHERE c.id = $1 AND c.work_order_id = $2"
+    ))
+    .bind(id)
+    .bind(work_order)
+    .fetch_optional(&mut *conn)
+    .await?
+    .ok_or(Error::NotFound("cost line"))
+}
+
+/// Adds a line from a checked [`COST_FIELDS`] create patch, then reassesses the approval.
+pub async fn create(
+    conn: &mut PgConnection,
+    work_order: Uuid,
+    patch: &Patch,
+    by: &str,
+) -> Result<Uuid> {
+    super::work_orders::lock(conn, work_order).await?;
+    let count: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM work_order_costs WHERE work_order_id = $1")
+            .bind(work_order)
+            .fetch_one(&mut *conn)
+            .await?;
+    if count >= MAX_COST_LINES {
+        return Err(Error::conflict(
+            "TOO_MANY_COST_LINES",
+            format!("a work order holds at most {MAX_COST_LINES} cost lines"),
+        ));
+    }
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO work_order_costs (id, work_order_id, kind, description, amount, currency, bill_to, estimate, created_by)
+         SELECT $1, $2, kind, description, amount, currency, bill_to, estimate, $3
+         FROM jsonb_populate_record(NULL::work_order_costs, $4)",
+    )
+    .bind(id)
+    .bind(work_order)
+    .bind(by)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await?;
+    super::approvals::reassess(conn, work_order, by).await?;
+    Ok(id)
+}
+
+/// Changes the fields sent, then reassesses the approval.
+pub async fn update(
+    conn: &mut PgConnection,
+    work_order: Uuid,
+    id: Uuid,
+    patch: &Patch,
+    by: &str,
+) -> Result<()> {
+    super::work_orders::lock(conn, work_order).await?;
+    let done = sqlx::query(
+        "UPDATE work_order_costs c SET (kind, description, amount, currency, bill_to, estimate) =
+             (SELECT kind, description, amount, currency, bill_to, estimate FROM jsonb_populate_record(c, $3)),
+             updated_at = now()
+         WHERE c.id = $1 AND c.work_order_id = $2",
+    )
+    .bind(id)
+    .bind(work_order)
+    .bind(patch.to_value())
+    .execute(&mut *conn)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound("cost line"));
+    }
+    super::approvals::reassess(conn, work_order, by).await
+}
+
+/// Removes a line, then reassesses the approval.
+pub async fn delete(conn: &mut PgConnection, work_order: Uuid, id: Uuid, by: &str) -> Result<()> {
+    super::work_orders::lock(conn, work_order).await?;
+    let done = sqlx::query("DELETE FROM work_order_costs WHERE id = $1 AND work_order_id = $2")
+        .bind(id)
+        .bind(work_order)
+        .execute(&mut *conn)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(Error::NotFound("cost line"));
+    }
+    super::approvals::reassess(conn, work_order, by).await
+}
