@@ -8,8 +8,8 @@
 use std::net::SocketAddr;
 
 use axum::{
-    body::Bytes,
     Extension,
+    body::Bytes,
     extract::{ConnectInfo, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
@@ -245,10 +245,7 @@ fn decision_page(token: &str, shown: &ApprovalPage, notice: Option<&str>) -> Str
 }
 
 /// The approval a token names, and its page; `Err` is the page to answer instead.
-async fn open(
-    state: &AppState,
-    token: &str,
-) -> Result<(Uuid, ApprovalPage), Response> {
+async fn open(state: &AppState, token: &str) -> Result<(Uuid, ApprovalPage), Response> {
     let id = state.approval_links.verify(token).ok_or_else(not_found)?;
     let mut conn = state.pool.acquire().await.map_err(|_| unavailable())?;
     match approvals::page(&mut conn, id).await {
@@ -300,10 +297,7 @@ pub async fn show(
 /// The address the answer came from: the peer, and what a proxy says it forwarded for.
 fn answered_from(peer: Option<SocketAddr>, headers: &HeaderMap) -> String {
     let peer = peer.map_or_else(|| "unknown".to_owned(), |p| p.ip().to_string());
-    match headers
-        .get("x-forwarded-for")
-        .and_then(|h| h.to_str().ok())
-    {
+    match headers.get("x-forwarded-for").and_then(|h| h.to_str().ok()) {
         Some(forwarded) => {
             let forwarded: String = forwarded.chars().take(200).collect();
             format!("{peer} (forwarded for {forwarded})")
@@ -359,8 +353,7 @@ pub async fn decide(
             _ => {}
         }
     }
-    let Some(decision) = decision.and_then(|d| DECISIONS.iter().find(|&&x| x == d).copied())
-    else {
+    let Some(decision) = decision.and_then(|d| DECISIONS.iter().find(|&&x| x == d).copied()) else {
         return bad_form("The answer must be Approve or Decline.");
     };
     let note = note.filter(|n| !n.is_empty());
@@ -372,8 +365,7 @@ pub async fn decide(
     let outcome = async {
         let mut tx = state.pool.begin().await?;
         let outcome =
-            approvals::decide_by_link(&mut tx, id, decision, note.as_deref(), &seen, &from)
-                .await?;
+            approvals::decide_by_link(&mut tx, id, decision, note.as_deref(), &seen, &from).await?;
         let shown = approvals::page(&mut tx, id).await?;
         tx.commit().await?;
         Ok::<_, domain::Error>((outcome, shown))
@@ -420,7 +412,9 @@ pub async fn decide(
             &decision_page(
                 &token,
                 &shown,
-                Some("The estimate changed since you opened this page. Nothing was recorded: please review the new figures."),
+                Some(
+                    "The estimate changed since you opened this page. Nothing was recorded: please review the new figures.",
+                ),
             ),
         ),
     }

@@ -4,10 +4,9 @@
 // rows are the API's; due days are the company's), answer the checklist (the photo uploaded from the
 // "camera" input as a field note; a failed item opens a follow-up) and move
 // the status (a hold needs a reason); a viewer is offered no writes.
-import { deflateSync } from "node:zlib";
 import type { APIRequestContext, Page } from "@playwright/test";
 import { apiGet, apiOrigin, apiSend, axeViolations, expect, signIn, test, tokenFor } from "./fixtures";
-import { addDays, businessTimeZone, cancelFakeStay, companyToday, fakeStay, unlinkListing, villaOnListing } from "./setup";
+import { addDays, businessTimeZone, cancelFakeStay, companyToday, fakeStay, png, unlinkListing, villaOnListing } from "./setup";
 
 /** The fake's listing this spec links to its villa (housekeeping.spec.ts uses 40033). */
 const LISTING_PMS_ID = 40034;
@@ -23,42 +22,6 @@ interface Detail {
   checklist: { id: string; text: string; kind: string; result: string | null; fieldNoteId: string | null; followUpWorkOrderId: string | null }[];
   followUps: { id: string; title: string; status: string }[];
   history: { from: string | null; to: string; reason: string | null }[];
-}
-
-/** A small valid PNG (a 4×4 turquoise square), made here: the API tells photos by their bytes. */
-function png(): Buffer {
-  const table = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (bytes: Buffer) => {
-    let c = 0xffffffff;
-    for (const b of bytes) c = table[(c ^ b) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
-    const out = Buffer.alloc(body.length + 8);
-    out.writeUInt32BE(data.length, 0);
-    body.copy(out, 4);
-    out.writeUInt32BE(crc(body), body.length + 4);
-    return out;
-  };
-  const size = 4;
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(size, 0);
-  header.writeUInt32BE(size, 4);
-  header[8] = 8; // bit depth
-  header[9] = 2; // truecolour
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: size }, () => [0x1a, 0xb3, 0xa6]).flat())]);
-  const pixels = Buffer.concat(Array.from({ length: size }, () => row));
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk("IHDR", header),
-    chunk("IDAT", deflateSync(pixels)),
-    chunk("IEND", Buffer.alloc(0)),
-  ]);
 }
 
 /** The instant of `time` on `day` in `timeZone`, as RFC 3339 with the zone's offset ("+08:00"). */

@@ -30,9 +30,7 @@ impl Mail {
         let head = self.data.split("\r\n\r\n").next()?;
         head.lines().find_map(|line| {
             let (key, value) = line.split_once(':')?;
-            key.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| value.trim())
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim())
         })
     }
 

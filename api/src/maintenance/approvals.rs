@@ -194,7 +194,11 @@ pub async fn record(
     let decision = match body.get("decision") {
         Some(Value::String(s)) => problems.closed("decision", s, DECISIONS),
         None | Some(Value::Null) => {
-            problems.push("decision", "required", "decision is required: APPROVED or DECLINED");
+            problems.push(
+                "decision",
+                "required",
+                "decision is required: APPROVED or DECLINED",
+            );
             None
         }
         Some(_) => {

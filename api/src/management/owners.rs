@@ -129,7 +129,7 @@ crate::computed_schema!(
 fn with_terms(mut schema: Value) -> Value {
     if let (Some(props), Value::Object(terms)) = (
         schema["properties"].as_object_mut(),
-        owners::terms_schema(true),
+        domain::management::terms::terms_schema(true),
     ) {
         props.extend(terms);
     }

@@ -1126,6 +1126,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/approvals/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The owner's approval page of a signed link: the villa, the work order, its photos, the
+         *     owner-billed estimate and the Approve and Decline form. Plain HTML, no script.
+         */
+        get: operations["approvals_page"];
+        put?: never;
+        /**
+         * The owner's decision from the page's form: recorded with when, from which address and the
+         *     note; the work order returns to its status before the wait (approved) or is CANCELLED with
+         *     the note as reason (declined). Answers a confirmation page. A used, replaced or expired link
+         *     changes nothing (410); an estimate changed since the page was opened answers the new page
+         *     (409).
+         */
+        post: operations["approvals_decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/approvals/{token}/photos/{photoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A photo of the work order an approval link shows, made small (at most 400 px, JPEG). */
+        get: operations["approvals_photo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1965,6 +2009,50 @@ export interface paths {
         patch: operations["maintenance_work_orders_update"];
         trace?: never;
     };
+    "/maintenance/work-orders/{id}/approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Records the owner's decision given by phone (marked PHONE, with the manager who recorded
+         *     it): APPROVED returns the work order to its status before the wait, DECLINED cancels it with
+         *     the note as reason. Unused links stop working. Managers and admins only.
+         */
+        post: operations["maintenance_work_orders_approval_record"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/maintenance/work-orders/{id}/approval-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Asks the owner to approve the work order's owner-billed estimate: a signed link to the
+         *     platform's page (`PUBLIC_BASE_URL`, else the address this request came to), valid
+         *     `APPROVAL_LINK_DAYS`, that works once. The owner's e-mail gets it through the `mail` worker
+         *     when `SMTP_URL` is set (`email` says whether); `approvalUrl` is there to send it by message.
+         *     An earlier unused link of the work order stops working. Managers and admins only.
+         */
+        post: operations["maintenance_work_orders_approval_requests_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/maintenance/work-orders/{id}/assign": {
         parameters: {
             query?: never;
@@ -2028,6 +2116,52 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/maintenance/work-orders/{id}/costs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The work order's cost lines, oldest first. */
+        get: operations["maintenance_work_orders_costs_list"];
+        put?: never;
+        /**
+         * Adds a cost line and answers the work order. An owner-billed estimate above the villa's
+         *     approval threshold (or in another currency than the threshold's) puts an open work order in
+         *     AWAITING_APPROVAL; an emergency's is flagged `approvalSkipped: EMERGENCY` instead.
+         */
+        post: operations["maintenance_work_orders_costs_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/maintenance/work-orders/{id}/costs/{costId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Removes a cost line and answers the work order; a waiting work order whose estimate no longer
+         *     needs the owner goes back to its status before.
+         */
+        delete: operations["maintenance_work_orders_costs_delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Changes the members sent of a cost line and answers the work order (the approval is
+         *     reassessed as on a new line).
+         */
+        patch: operations["maintenance_work_orders_costs_update"];
         trace?: never;
     };
     "/management/documents/{id}": {
@@ -3433,6 +3567,87 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
         };
+        /** @enum {string} */
+        ApprovalChannel: "LINK" | "PHONE";
+        /** @enum {string} */
+        ApprovalDecision: "APPROVED" | "DECLINED";
+        /** @description The e-mail of an approval request. */
+        ApprovalEmail: {
+            /** @description Why none is sent: no SMTP_URL, or no e-mail address for the owner. */
+            reason?: string | null;
+            /**
+             * @description QUEUED: the `mail` worker sends it (the work order's `approvals` show `emailSentAt`);
+             *     NOT_SENT: see `reason`.
+             */
+            status: components["schemas"]["EmailStatus"];
+            to?: string | null;
+        };
+        /** @description The owner's answer as the page's form posts it (`application/x-www-form-urlencoded`). */
+        ApprovalForm: {
+            decision: ("APPROVED" | "DECLINED") & Record<string, never>;
+            /** @description At most 2000 characters; a declined work order's cancellation reason. */
+            note?: string | null;
+            /**
+             * @description The estimate the page showed (its hidden field): a decision on figures that have changed
+             *     since is refused with the new page.
+             */
+            seen: string;
+        };
+        /** @description An approval request by link. */
+        ApprovalRequestAnswer: {
+            /** @description The owner's page: send it by message too. It works once, until `expiresAt`. */
+            approvalUrl: string;
+            email: components["schemas"]["ApprovalEmail"];
+            /** @description The owner-billed estimate it asks about, per currency. */
+            estimate: Record<string, never>;
+            /** Format: date-time */
+            expiresAt: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workOrderId: string;
+        };
+        /** @enum {string} */
+        ApprovalSkipped: "EMERGENCY";
+        /** @description One approval step: a link sent to the owner, or a decision recorded by phone. */
+        ApprovalStep: {
+            channel: components["schemas"]["ApprovalChannel"];
+            /** Format: date-time */
+            decidedAt?: string | null;
+            /** @description The manager who recorded a phone decision; `owner (approval link)` for a link. */
+            decidedBy?: string | null;
+            /** @description The address the owner's answer came from (a link). */
+            decidedFrom?: string | null;
+            decision?: components["schemas"]["ApprovalDecision"] | null;
+            /**
+             * Format: date-time
+             * @description When the e-mail went out; null until then (or without SMTP_URL).
+             */
+            emailSentAt?: string | null;
+            /** @description Who the link was e-mailed to; null when the owner has no address. */
+            emailTo?: string | null;
+            /**
+             * @description The owner-billed estimate asked about (approved, once approved), per currency:
+             *     `{"USD": "620.00"}`.
+             */
+            estimate: Record<string, never>;
+            /**
+             * Format: date-time
+             * @description A link's end of validity.
+             */
+            expiresAt?: string | null;
+            /** Format: uuid */
+            id: string;
+            note?: string | null;
+            /** Format: date-time */
+            requestedAt: string;
+            requestedBy: string;
+            /**
+             * Format: date-time
+             * @description When a later request or a decision closed the unused link.
+             */
+            supersededAt?: string | null;
+        };
         AssetCreate: {
             brand?: string | null;
             /**
@@ -3585,6 +3800,8 @@ export interface components {
             notes?: string | null;
             swiftCode?: string | null;
         };
+        /** @enum {string} */
+        BillTo: "OWNER" | "COMPANY";
         /** @description A stay checking in, on the housekeeping board. */
         BoardCheckin: {
             /** Format: date */
@@ -3829,6 +4046,82 @@ export interface components {
             paymentTerms?: string | null;
             payoutDay?: number | null;
             specialTerms?: string | null;
+        };
+        /** @enum {string} */
+        CostKind: "LABOUR" | "PARTS" | "VENDOR_INVOICE" | "OTHER";
+        /** @description A cost line of a work order. */
+        CostLine: {
+            /**
+             * Format: double
+             * @description At most 2 decimal places.
+             */
+            amount: number;
+            billTo: components["schemas"]["BillTo"];
+            /** Format: date-time */
+            createdAt: string;
+            createdBy: string;
+            /** @description ISO 4217. */
+            currency: string;
+            description: string;
+            /** @description An estimate (what the owner approves) or an actual cost. */
+            estimate: boolean;
+            /** Format: uuid */
+            id: string;
+            kind: components["schemas"]["CostKind"];
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: uuid */
+            workOrderId: string;
+        };
+        CostLineCreate: {
+            /** @description At most 2 decimal places. */
+            amount: number;
+            /**
+             * @description Accepted in any letter case; stored upper-case.
+             * @enum {string}
+             */
+            billTo: "OWNER" | "COMPANY";
+            /** @description ISO 4217 code */
+            currency: string;
+            description: string;
+            estimate: boolean;
+            /**
+             * @description Accepted in any letter case; stored upper-case.
+             * @enum {string}
+             */
+            kind: "LABOUR" | "PARTS" | "VENDOR_INVOICE" | "OTHER";
+        };
+        CostLineUpdate: {
+            /** @description At most 2 decimal places. */
+            amount?: number;
+            /**
+             * @description Accepted in any letter case; stored upper-case.
+             * @enum {string}
+             */
+            billTo?: "OWNER" | "COMPANY";
+            /** @description ISO 4217 code */
+            currency?: string;
+            description?: string;
+            estimate?: boolean;
+            /**
+             * @description Accepted in any letter case; stored upper-case.
+             * @enum {string}
+             */
+            kind?: "LABOUR" | "PARTS" | "VENDOR_INVOICE" | "OTHER";
+        };
+        /** @description The cost lines of one currency and one payer, summed. */
+        CostTotal: {
+            /** Format: double */
+            actual: number;
+            billTo: components["schemas"]["BillTo"];
+            currency: string;
+            /** Format: double */
+            estimated: number;
+            /**
+             * Format: double
+             * @description `estimated + actual`.
+             */
+            total: number;
         };
         CurrencyTotal: {
             currency: string;
@@ -4181,6 +4474,11 @@ export interface components {
             /** Format: uuid */
             villaId: string;
         };
+        /**
+         * @description Whether the link was e-mailed.
+         * @enum {string}
+         */
+        EmailStatus: "QUEUED" | "NOT_SENT";
         EmergencyActionBody: {
             action: string;
             /** Format: uuid */
@@ -4952,6 +5250,13 @@ export interface components {
         ManagementOwner: {
             address: string | null;
             alternativePhone: string | null;
+            /** @description Owner-billed estimates of a work order above this (or in another currency) need the owner's approval; null: none needed. */
+            approvalThreshold: {
+                /** @description At most 2 decimal places. */
+                amount: number;
+                /** @description ISO 4217 code. */
+                currency: string;
+            } | null;
             city: string | null;
             /** @enum {string|null} */
             communicationPreference: "EMAIL" | "PHONE" | "WHATSAPP" | "SMS" | null;
@@ -4967,6 +5272,8 @@ export interface components {
             /** Format: uuid */
             id: string;
             lastName: string | null;
+            /** @description The management fee, in percent of the net revenue of the owner's villas (owner statements); at most 2 decimal places. */
+            managementFeePercent: number | null;
             nationality: string | null;
             notes: string | null;
             /** @enum {string|null} */
@@ -4984,6 +5291,13 @@ export interface components {
         };
         ManagementVillaCreate: {
             address?: string | null;
+            /** @description This villa's own threshold, over its owner's; null: the owner's applies. */
+            approvalThreshold?: {
+                /** @description At most 2 decimal places. */
+                amount: number;
+                /** @description ISO 4217 code. */
+                currency: string;
+            } | null;
             bathrooms: number;
             bedrooms: number;
             /** @description HH:MM, 24-hour clock */
@@ -5026,6 +5340,13 @@ export interface components {
         };
         ManagementVillaPatch: {
             address?: string | null;
+            /** @description This villa's own threshold, over its owner's; null: the owner's applies. */
+            approvalThreshold?: {
+                /** @description At most 2 decimal places. */
+                amount: number;
+                /** @description ISO 4217 code. */
+                currency: string;
+            } | null;
             bathrooms?: number;
             bedrooms?: number;
             /** @description HH:MM, 24-hour clock */
@@ -5092,6 +5413,13 @@ export interface components {
             roles: string[];
             /** @description The token's `sub`. */
             subject: string;
+        };
+        /** @description An amount in a currency. */
+        Money: {
+            /** Format: double */
+            amount: number;
+            /** @description ISO 4217. */
+            currency: string;
         };
         MonitoringSnapshot: {
             /** @description Newest first. */
@@ -5403,6 +5731,13 @@ export interface components {
         OwnerCreate: {
             address?: string | null;
             alternativePhone?: string | null;
+            /** @description Owner-billed estimates of a work order above this (or in another currency) need the owner's approval; null: none needed. */
+            approvalThreshold?: {
+                /** @description At most 2 decimal places. */
+                amount: number;
+                /** @description ISO 4217 code. */
+                currency: string;
+            } | null;
             city?: string | null;
             /**
              * @description Accepted in any letter case; stored upper-case.
@@ -5417,6 +5752,8 @@ export interface components {
             email?: string | null;
             firstName?: string | null;
             lastName?: string | null;
+            /** @description The management fee, in percent of the net revenue of the owner's villas (owner statements); at most 2 decimal places. */
+            managementFeePercent?: number | null;
             nationality?: string | null;
             notes?: string | null;
             /**
@@ -5465,6 +5802,13 @@ export interface components {
         OwnerPatchBody: {
             address?: string | null;
             alternativePhone?: string | null;
+            /** @description Owner-billed estimates of a work order above this (or in another currency) need the owner's approval; null: none needed. */
+            approvalThreshold?: {
+                /** @description At most 2 decimal places. */
+                amount: number;
+                /** @description ISO 4217 code. */
+                currency: string;
+            } | null;
             city?: string | null;
             /**
              * @description Accepted in any letter case; stored upper-case.
@@ -5479,6 +5823,8 @@ export interface components {
             email?: string | null;
             firstName?: string | null;
             lastName?: string | null;
+            /** @description The management fee, in percent of the net revenue of the owner's villas (owner statements); at most 2 decimal places. */
+            managementFeePercent?: number | null;
             nationality?: string | null;
             notes?: string | null;
             /**
@@ -5645,6 +5991,33 @@ export interface components {
                 parentId?: string | null;
                 /** @description Names from the top: `Linens / Bed sheets`. */
                 path: string;
+            }[];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @description A page of records. */
+        Page_CostLine: {
+            data: {
+                /**
+                 * Format: double
+                 * @description At most 2 decimal places.
+                 */
+                amount: number;
+                billTo: components["schemas"]["BillTo"];
+                /** Format: date-time */
+                createdAt: string;
+                createdBy: string;
+                /** @description ISO 4217. */
+                currency: string;
+                description: string;
+                /** @description An estimate (what the owner approves) or an actual cost. */
+                estimate: boolean;
+                /** Format: uuid */
+                id: string;
+                kind: components["schemas"]["CostKind"];
+                /** Format: date-time */
+                updatedAt: string;
+                /** Format: uuid */
+                workOrderId: string;
             }[];
             pagination: components["schemas"]["Pagination"];
         };
@@ -5821,6 +6194,13 @@ export interface components {
             data: {
                 address: string | null;
                 alternativePhone: string | null;
+                /** @description Owner-billed estimates of a work order above this (or in another currency) need the owner's approval; null: none needed. */
+                approvalThreshold: {
+                    /** @description At most 2 decimal places. */
+                    amount: number;
+                    /** @description ISO 4217 code. */
+                    currency: string;
+                } | null;
                 city: string | null;
                 /** @enum {string|null} */
                 communicationPreference: "EMAIL" | "PHONE" | "WHATSAPP" | "SMS" | null;
@@ -5836,6 +6216,8 @@ export interface components {
                 /** Format: uuid */
                 id: string;
                 lastName: string | null;
+                /** @description The management fee, in percent of the net revenue of the owner's villas (owner statements); at most 2 decimal places. */
+                managementFeePercent: number | null;
                 nationality: string | null;
                 notes: string | null;
                 /** @enum {string|null} */
@@ -6391,6 +6773,12 @@ export interface components {
             reporting: string[];
             /** @description Villas, owners, staff, documents, photos (`/management`). */
             villas: string[];
+        };
+        PhoneDecision: {
+            /** @enum {string} */
+            decision: "APPROVED" | "DECLINED";
+            /** @description What the owner said; a DECLINED work order's cancellation reason. */
+            note?: string | null;
         };
         /**
          * @description Photo categories: lowercase in requests, uppercase in responses and the database.
@@ -7891,6 +8279,7 @@ export interface components {
         /** @description One villa as management shows it. */
         VillaDetail: {
             address?: string | null;
+            approvalThreshold?: components["schemas"]["Money"] | null;
             /** Format: int32 */
             bathrooms?: number | null;
             /** Format: int32 */
@@ -8008,6 +8397,10 @@ export interface components {
         };
         /** @description One work order with everything recorded about it. */
         WorkOrderDetail: components["schemas"]["WorkOrderItem"] & {
+            approvalSkipped?: components["schemas"]["ApprovalSkipped"] | null;
+            approvalThreshold?: components["schemas"]["Money"] | null;
+            /** @description Every approval step (links sent, decisions), oldest first. */
+            approvals: components["schemas"]["ApprovalStep"][];
             asset?: components["schemas"]["NamedRef"] | null;
             /** @description Its checklist in order; empty when it has none. */
             checklist: components["schemas"]["ChecklistItem"][];
@@ -8017,6 +8410,10 @@ export interface components {
             completionNotes?: string | null;
             /** @description What completing it drew from the villa's stock; null until drawn. */
             consumables?: components["schemas"]["ConsumableDraw"][] | null;
+            /** @description The lines' sums per currency and `billTo`. */
+            costTotals: components["schemas"]["CostTotal"][];
+            /** @description Its cost lines, oldest first. */
+            costs: components["schemas"]["CostLine"][];
             createdBy: string;
             description?: string | null;
             /**
@@ -8041,6 +8438,7 @@ export interface components {
              * @description The planned-maintenance schedule that generated it, and the occurrence it is for.
              */
             scheduleId?: string | null;
+            statusBeforeApproval?: components["schemas"]["WorkOrderStatus"] | null;
             timesheets: components["schemas"]["TimesheetEntry"][];
             /** Format: double */
             totalHours: number;
@@ -8103,7 +8501,7 @@ export interface components {
          */
         WorkOrderSource: "MANUAL" | "PLANNED" | "TURNOVER" | "INSPECTION";
         /** @enum {string} */
-        WorkOrderStatus: "OPEN" | "ASSIGNED" | "IN_PROGRESS" | "ON_HOLD" | "COMPLETED" | "CANCELLED";
+        WorkOrderStatus: "OPEN" | "ASSIGNED" | "IN_PROGRESS" | "ON_HOLD" | "AWAITING_APPROVAL" | "COMPLETED" | "CANCELLED";
         WorkOrderUpdate: {
             /**
              * @description Accepted in any letter case; stored upper-case.
@@ -8128,7 +8526,7 @@ export interface components {
              * @description OPEN -> IN_PROGRESS, CANCELLED; ASSIGNED -> IN_PROGRESS, OPEN (unassigns), CANCELLED; IN_PROGRESS -> ON_HOLD, COMPLETED, CANCELLED; ON_HOLD -> IN_PROGRESS, CANCELLED; COMPLETED -> IN_PROGRESS (reopen); CANCELLED is final. ASSIGNED only through assign; only managers and admins cancel.
              * @enum {string}
              */
-            status?: "OPEN" | "ASSIGNED" | "IN_PROGRESS" | "ON_HOLD" | "COMPLETED" | "CANCELLED";
+            status?: "OPEN" | "ASSIGNED" | "IN_PROGRESS" | "ON_HOLD" | "AWAITING_APPROVAL" | "COMPLETED" | "CANCELLED";
             title?: string;
         };
     };
@@ -13249,6 +13647,233 @@ export interface operations {
             };
         };
     };
+    approvals_page: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of the link (43 characters) */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The decision page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description A forged or unknown link: a page saying so */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A link already answered, replaced or expired, or a work order no longer waiting: a page saying so */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description The database cannot be reached: a page asking to try again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    approvals_decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signed token of the link (43 characters) */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["ApprovalForm"];
+            };
+        };
+        responses: {
+            /** @description The confirmation page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A form without a decision, or with a note over 2000 characters: a page saying so */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A forged or unknown link */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The estimate changed since the page was opened: the page again, with the new figures */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A link already answered, replaced or expired: nothing changed */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The body is larger than allowed: 1 MiB (1,048,576 bytes) for a JSON body; BODY_LIMIT_BYTES for a body that carries files (multipart, or base64 in the onboarding uploads and wizard steps) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description The body is not of a content type this route reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description The database cannot be reached: nothing changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    approvals_photo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+                /** @description A PHOTO field note of the work order */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo, small */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description A forged link, or no such photo of its work order */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ManagementError"];
+                };
+            };
+            /** @description The document store or the database failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
     healthz: {
         parameters: {
             query?: never;
@@ -17446,7 +18071,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size from 1 to 100 (default 20). */
                 limit?: number;
-                status?: "OPEN" | "ASSIGNED" | "IN_PROGRESS" | "ON_HOLD" | "COMPLETED" | "CANCELLED";
+                status?: "OPEN" | "ASSIGNED" | "IN_PROGRESS" | "ON_HOLD" | "AWAITING_APPROVAL" | "COMPLETED" | "CANCELLED";
                 priority?: "LOW" | "MEDIUM" | "HIGH" | "URGENT";
                 category?: "HVAC" | "ELECTRICAL" | "PLUMBING" | "WATER" | "POOL" | "GARDEN" | "APPLIANCE" | "STRUCTURAL" | "PEST_CONTROL" | "CLEANING" | "SECURITY" | "IT_NETWORK" | "GENERAL" | "OTHER" | "INSPECTION";
                 villaId?: string;
@@ -17770,6 +18395,180 @@ export interface operations {
             };
         };
     };
+    maintenance_work_orders_approval_record: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PhoneDecision"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkOrderDetail"];
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description Managers and admins only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No such work order */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description `APPROVAL_NOT_NEEDED`: the work order is not AWAITING_APPROVAL */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The body is larger than allowed: 1 MiB (1,048,576 bytes) for a JSON body; BODY_LIMIT_BYTES for a body that carries files (multipart, or base64 in the onboarding uploads and wizard steps) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The body is not of a content type this route reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+        };
+    };
+    maintenance_work_orders_approval_requests_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRequestAnswer"];
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description Managers and admins only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No such work order */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description `APPROVAL_NOT_NEEDED`: the work order is not AWAITING_APPROVAL */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+        };
+    };
     maintenance_work_orders_assign: {
         parameters: {
             query?: never;
@@ -18019,6 +18818,334 @@ export interface operations {
                 };
             };
             /** @description No such record */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The body is larger than allowed: 1 MiB (1,048,576 bytes) for a JSON body; BODY_LIMIT_BYTES for a body that carries files (multipart, or base64 in the onboarding uploads and wizard steps) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The body is not of a content type this route reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+        };
+    };
+    maintenance_work_orders_costs_list: {
+        parameters: {
+            query?: {
+                /** @description Page number from 1 (default 1). */
+                page?: number;
+                /** @description Page size from 1 to 100 (default 20). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_CostLine"];
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The token is valid but its roles do not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No such work order */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+        };
+    };
+    maintenance_work_orders_costs_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CostLineCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkOrderDetail"];
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The token is valid but its roles do not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No such work order */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description `TOO_MANY_COST_LINES`: the work order holds 200 already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The body is larger than allowed: 1 MiB (1,048,576 bytes) for a JSON body; BODY_LIMIT_BYTES for a body that carries files (multipart, or base64 in the onboarding uploads and wizard steps) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The body is not of a content type this route reads */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+        };
+    };
+    maintenance_work_orders_costs_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                costId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkOrderDetail"];
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The token is valid but its roles do not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No such work order, or no such line on it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+        };
+    };
+    maintenance_work_orders_costs_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                costId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CostLineUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkOrderDetail"];
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description The token is valid but its roles do not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description No such work order, or no such line on it */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -143,8 +143,7 @@ pub fn needs_approval(estimate: &Estimate, threshold: Option<&Money>) -> bool {
         return false;
     };
     estimate.iter().any(|(currency, amount)| {
-        *amount > Decimal::ZERO
-            && (*currency != threshold.currency || *amount > threshold.amount)
+        *amount > Decimal::ZERO && (*currency != threshold.currency || *amount > threshold.amount)
     })
 }
 
@@ -357,7 +356,9 @@ pub async fn request_link(
     .bind(&email_to)
     .fetch_one(&mut *conn)
     .await?;
-    let to = email_to.as_deref().unwrap_or("no e-mail address: send the link yourself");
+    let to = email_to
+        .as_deref()
+        .unwrap_or("no e-mail address: send the link yourself");
     record_history(
         conn,
         work_order,
@@ -573,8 +574,15 @@ pub async fn decide_by_link(
     .bind(estimate_json(&shown.estimate))
     .execute(&mut *conn)
     .await?;
-    let status = apply_decision(conn, work_order, decision, note, "on the approval link", OWNER_ON_LINK)
-        .await?;
+    let status = apply_decision(
+        conn,
+        work_order,
+        decision,
+        note,
+        "on the approval link",
+        OWNER_ON_LINK,
+    )
+    .await?;
     Ok(LinkDecision::Recorded { status })
 }
 
@@ -730,24 +738,12 @@ pub async fn mark_mail_sent(conn: &mut PgConnection, id: Uuid) -> Result<()> {
     Ok(())
 }
 
-// A work order's (alias `w`) approval steps, oldest first.
-macro_rules! approval_steps {
-    () => {
-        "coalesce((SELECT jsonb_agg(jsonb_build_object('id', a.id, 'channel', a.channel, 'estimate', a.estimate,
-                'requestedBy', a.requested_by, 'requestedAt', a.requested_at, 'expiresAt', a.expires_at,
-                'emailTo', a.email_to, 'emailSentAt', a.email_sent_at, 'supersededAt', a.superseded_at,
-                'decision', a.decision, 'decidedAt', a.decided_at, 'note', a.note, 'decidedFrom', a.decided_from,
-                'decidedBy', a.decided_by) ORDER BY a.requested_at, a.id)
-            FROM work_order_approvals a WHERE a.work_order_id = w.id), '[]')"
-    };
-}
-pub(crate) use approval_steps;
-
 /// The threshold as the API shows it: `{amount, currency}` or null.
 pub fn threshold_json(threshold: Option<&Money>) -> Value {
-    threshold.map_or(Value::Null, |t| {
-        json!({"amount": t.amount, "currency": t.currency})
-    })
+    threshold.map_or(
+        Value::Null,
+        |t| json!({"amount": t.amount, "currency": t.currency}),
+    )
 }
 
 #[cfg(test)]

@@ -31,36 +31,16 @@ pub const COST_FIELDS: &[FieldSpec] = &[
     required("estimate", "estimate", Kind::Bool),
 ];
 
-// A cost line row (alias `c`) as the API shows it.
-macro_rules! cost_line {
-    () => {
-        "jsonb_build_object('id', c.id, 'workOrderId', c.work_order_id, 'kind', c.kind,
-            'description', c.description, 'amount', c.amount, 'currency', c.currency, 'billTo', c.bill_to,
-            'estimate', c.estimate, 'createdBy', c.created_by, 'createdAt', c.created_at, 'updatedAt', c.updated_at)"
-    };
-}
-pub(crate) use cost_line;
-
-// A work order's (alias `w`) totals per currency and `billTo`: estimated, actual and both.
-macro_rules! cost_totals {
-    () => {
-        "coalesce((SELECT jsonb_agg(jsonb_build_object('currency', t.currency, 'billTo', t.bill_to,
-                'estimated', t.estimated, 'actual', t.actual, 'total', t.estimated + t.actual)
-                ORDER BY t.currency, t.bill_to)
-            FROM (SELECT c.currency, c.bill_to,
-                    coalesce(sum(c.amount) FILTER (WHERE c.estimate), 0) AS estimated,
-                    coalesce(sum(c.amount) FILTER (WHERE NOT c.estimate), 0) AS actual
-                  FROM work_order_costs c WHERE c.work_order_id = w.id GROUP BY c.currency, c.bill_to) t), '[]')"
-    };
-}
-pub(crate) use cost_totals;
-
 /// The lines of a work order, oldest first (404 when there is no such work order).
-pub async fn list(conn: &mut PgConnection, work_order: Uuid, page: PageRequest) -> Result<JsonPage> {
+pub async fn list(
+    conn: &mut PgConnection,
+    work_order: Uuid,
+    page: PageRequest,
+) -> Result<JsonPage> {
     super::work_orders::ensure_exists(conn, work_order).await?;
     let list = ListSql {
         count_from: " FROM work_order_costs c",
-        item: cost_line!(),
+        item: super::work_orders::cost_line!(),
         from: " FROM work_order_costs c",
         order: "c.created_at, c.id",
     };
@@ -74,7 +54,7 @@ pub async fn list(conn: &mut PgConnection, work_order: Uuid, page: PageRequest) 
 pub async fn get(conn: &mut PgConnection, work_order: Uuid, id: Uuid) -> Result<Value> {
     sqlx::query_scalar(concat!(
         "SELECT ",
-        cost_line!(),
+        super::work_orders::cost_line!(),
         " FROM work_order_costs c WHERE c.id = $1 AND c.work_order_id = $2"
     ))
     .bind(id)

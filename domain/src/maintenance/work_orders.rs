@@ -435,6 +435,41 @@ macro_rules! work_order_assignee {
 }
 pub(crate) use work_order_assignee;
 
+// A cost line row (alias `c`) as the API shows it.
+macro_rules! cost_line {
+    () => {
+        "jsonb_build_object('id', c.id, 'workOrderId', c.work_order_id, 'kind', c.kind,
+            'description', c.description, 'amount', c.amount, 'currency', c.currency, 'billTo', c.bill_to,
+            'estimate', c.estimate, 'createdBy', c.created_by, 'createdAt', c.created_at, 'updatedAt', c.updated_at)"
+    };
+}
+pub(crate) use cost_line;
+
+// A work order's (alias `w`) totals per currency and `billTo`: estimated, actual and both.
+macro_rules! cost_totals {
+    () => {
+        "coalesce((SELECT jsonb_agg(jsonb_build_object('currency', t.currency, 'billTo', t.bill_to,
+                'estimated', t.estimated, 'actual', t.actual, 'total', t.estimated + t.actual)
+                ORDER BY t.currency, t.bill_to)
+            FROM (SELECT c.currency, c.bill_to,
+                    coalesce(sum(c.amount) FILTER (WHERE c.estimate), 0) AS estimated,
+                    coalesce(sum(c.amount) FILTER (WHERE NOT c.estimate), 0) AS actual
+                  FROM work_order_costs c WHERE c.work_order_id = w.id GROUP BY c.currency, c.bill_to) t), '[]')"
+    };
+}
+
+// A work order's (alias `w`) approval steps, oldest first.
+macro_rules! approval_steps {
+    () => {
+        "coalesce((SELECT jsonb_agg(jsonb_build_object('id', a.id, 'channel', a.channel, 'estimate', a.estimate,
+                'requestedBy', a.requested_by, 'requestedAt', a.requested_at, 'expiresAt', a.expires_at,
+                'emailTo', a.email_to, 'emailSentAt', a.email_sent_at, 'supersededAt', a.superseded_at,
+                'decision', a.decision, 'decidedAt', a.decided_at, 'note', a.note, 'decidedFrom', a.decided_from,
+                'decidedBy', a.decided_by) ORDER BY a.requested_at, a.id)
+            FROM work_order_approvals a WHERE a.work_order_id = w.id), '[]')"
+    };
+}
+
 // A work order row (alias `w`) as a list item.
 macro_rules! work_order_item {
     () => {
@@ -549,10 +584,10 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
                 ORDER BY f.created_at, f.id) FROM work_orders f WHERE f.parent_work_order_id = w.id), '[]'),
             'consumables', w.consumables,
             'costs', coalesce((SELECT jsonb_agg(",
-        super::costs::cost_line!(),
+        cost_line!(),
         " ORDER BY c.created_at, c.id) FROM work_order_costs c WHERE c.work_order_id = w.id), '[]'),
             'costTotals', ",
-        super::costs::cost_totals!(),
+        cost_totals!(),
         ",
             'approvalThreshold', CASE WHEN v.approval_threshold_amount IS NOT NULL
                 THEN jsonb_build_object('amount', v.approval_threshold_amount, 'currency', v.approval_threshold_currency)
@@ -561,7 +596,7 @@ pub async fn get(conn: &mut PgConnection, id: Uuid) -> Result<Value> {
             'approvalSkipped', w.approval_skipped,
             'statusBeforeApproval', w.status_before_approval,
             'approvals', ",
-        super::approvals::approval_steps!(),
+        approval_steps!(),
         ")",
         " FROM work_orders w JOIN villas v ON v.id = w.villa_id WHERE w.id = $1"
     ))

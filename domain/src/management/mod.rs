@@ -10,4 +10,5 @@ pub mod documents;
 pub mod owners;
 pub mod photos;
 pub mod staff;
+pub mod terms;
 pub mod villas;

@@ -496,7 +496,7 @@ pub fn input_schema(usage: crate::record::SchemaUse) -> serde_json::Value {
             "description": "DRAFT by default. A villa whose onboarding is in progress cannot be made ACTIVE."}),
     );
     props.extend(
-        crate::management::owners::terms_schema(false)
+        super::terms::terms_schema(false)
             .as_object()
             .cloned()
             .unwrap_or_default(),
@@ -532,7 +532,7 @@ impl VillaInput {
         let code = parse_patch(CODE, input, "", false, cipher, problems);
         patch.columns.extend(code.columns);
         patch.saved_fields.extend(code.saved_fields);
-        crate::management::owners::approval_terms(input, &mut patch, cipher, problems, false);
+        super::terms::approval_terms(input, &mut patch, cipher, problems, false);
         let status = match input.get("status") {
             None => None,
             Some(Value::String(s)) => problems.check(VillaStatus::parse("status", s)),

@@ -55,8 +55,8 @@ use self::{
     keys::data_encryption_key,
     mail::mail_settings,
     maintenance::{
-        approval_settings, check_planned_maintenance, check_turnovers, planned_maintenance_settings,
-        turnover_settings,
+        approval_settings, check_planned_maintenance, check_turnovers,
+        planned_maintenance_settings, turnover_settings,
     },
     metrics::metrics_settings,
     pms::pms_settings,

@@ -21,7 +21,14 @@ async fn owner_and_villa(app: &TestApp, threshold: Value, email: Option<&str>) -
     if let Some(email) = email {
         body["email"] = json!(email);
     }
-    let (status, owner) = send(app, Method::POST, "/management/owners", "manager", Some(body)).await;
+    let (status, owner) = send(
+        app,
+        Method::POST,
+        "/management/owners",
+        "manager",
+        Some(body),
+    )
+    .await;
     assert_eq!(status, 201, "{owner}");
     let owner_id: Uuid = owner["id"].as_str().unwrap().parse().unwrap();
     let (status, villa) = send(
@@ -43,8 +50,10 @@ async fn work_order(app: &TestApp, villa: Uuid, title: &str) -> Uuid {
         Method::POST,
         "/maintenance/work-orders",
         "staff",
-        Some(json!({"title": title, "villaId": villa, "category": "POOL", "priority": "HIGH",
-            "description": "The pump hums & trips the breaker <daily>."})),
+        Some(
+            json!({"title": title, "villaId": villa, "category": "POOL", "priority": "HIGH",
+            "description": "The pump hums & trips the breaker <daily>."}),
+        ),
     )
     .await;
     assert_eq!(status, 201, "{body}");
@@ -125,7 +134,14 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
         Some("maya@example.test"),
     )
     .await;
-    let (_, shown) = send(&app, Method::GET, &format!("/management/owners/{owner}"), "viewer", None).await;
+    let (_, shown) = send(
+        &app,
+        Method::GET,
+        &format!("/management/owners/{owner}"),
+        "viewer",
+        None,
+    )
+    .await;
     assert_eq!(money(&shown["approvalThreshold"]), usd(500.0));
     assert_eq!(shown["managementFeePercent"].as_f64(), Some(18.5));
     let order = work_order(&app, villa, "Pool pump").await;
@@ -140,7 +156,10 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
     let owner_usd = total(&o, "USD", "OWNER");
     let figures = ["estimated", "actual", "total"].map(|k| owner_usd[k].as_f64());
     assert_eq!(figures, [Some(400.0), Some(900.5), Some(1300.5)], "{o}");
-    assert_eq!(total(&o, "USD", "COMPANY")["estimated"].as_f64(), Some(1000.0));
+    assert_eq!(
+        total(&o, "USD", "COMPANY")["estimated"].as_f64(),
+        Some(1000.0)
+    );
     assert_eq!(o["costs"].as_array().unwrap().len(), 3);
 
     // Exactly at the threshold is within it; a cent above is not.
@@ -149,11 +168,24 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
     let o = cost(&app, order, "0.01", "USD", "OWNER", true).await;
     assert_eq!(o["status"], "AWAITING_APPROVAL", "{o}");
     assert_eq!(o["statusBeforeApproval"], "OPEN");
-    assert_eq!(o["nextStatuses"], json!([{"status": "CANCELLED", "requires": null}]));
+    assert_eq!(
+        o["nextStatuses"],
+        json!([{"status": "CANCELLED", "requires": null}])
+    );
     let last = o["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!((last["from"].as_str(), last["to"].as_str()), (Some("OPEN"), Some("AWAITING_APPROVAL")));
-    assert!(last["reason"].as_str().unwrap().contains("USD 500.01"), "{last}");
-    let cent: Uuid = o["costs"].as_array().unwrap().last().unwrap()["id"].as_str().unwrap().parse().unwrap();
+    assert_eq!(
+        (last["from"].as_str(), last["to"].as_str()),
+        (Some("OPEN"), Some("AWAITING_APPROVAL"))
+    );
+    assert!(
+        last["reason"].as_str().unwrap().contains("USD 500.01"),
+        "{last}"
+    );
+    let cent: Uuid = o["costs"].as_array().unwrap().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
 
     // It can neither start nor complete.
     for to in ["IN_PROGRESS", "COMPLETED"] {
@@ -162,17 +194,38 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
         assert_eq!(body["error"]["code"], "OWNER_APPROVAL_REQUIRED", "{body}");
     }
     // Assigning it keeps it waiting, and the approval will return it ASSIGNED.
-    let (status, staff) = send(&app, Method::POST, "/management/staff", "manager",
-        Some(json!({"firstName": "Wayan", "lastName": "Sudirta", "defaultRole": "POOL_TECHNICIAN"}))).await;
+    let (status, staff) = send(
+        &app,
+        Method::POST,
+        "/management/staff",
+        "manager",
+        Some(
+            json!({"firstName": "Wayan", "lastName": "Sudirta", "defaultRole": "POOL_TECHNICIAN"}),
+        ),
+    )
+    .await;
     assert_eq!(status, 201, "{staff}");
-    let (status, o) = send(&app, Method::POST, &format!("/maintenance/work-orders/{order}/assign"), "manager",
-        Some(json!({"assigneeId": staff["id"], "assigneeType": "TECHNICIAN"}))).await;
+    let (status, o) = send(
+        &app,
+        Method::POST,
+        &format!("/maintenance/work-orders/{order}/assign"),
+        "manager",
+        Some(json!({"assigneeId": staff["id"], "assigneeType": "TECHNICIAN"})),
+    )
+    .await;
     assert_eq!(status, 200, "{o}");
     assert_eq!(o["status"], "AWAITING_APPROVAL");
     assert_eq!(o["statusBeforeApproval"], "ASSIGNED");
 
     // Removing the cent returns it; lowering a line by PATCH too.
-    let (status, o) = send(&app, Method::DELETE, &format!("/maintenance/work-orders/{order}/costs/{cent}"), "manager", None).await;
+    let (status, o) = send(
+        &app,
+        Method::DELETE,
+        &format!("/maintenance/work-orders/{order}/costs/{cent}"),
+        "manager",
+        None,
+    )
+    .await;
     assert_eq!(status, 200, "{o}");
     assert_eq!(o["status"], "ASSIGNED", "{o}");
     assert!(o["statusBeforeApproval"].is_null());
@@ -180,30 +233,67 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
     // Another currency always needs approval.
     let o = cost(&app, order, "5", "EUR", "OWNER", true).await;
     assert_eq!(o["status"], "AWAITING_APPROVAL", "{o}");
-    let eur: Uuid = o["costs"].as_array().unwrap().last().unwrap()["id"].as_str().unwrap().parse().unwrap();
-    let (status, o) = send(&app, Method::PATCH, &format!("/maintenance/work-orders/{order}/costs/{eur}"), "staff",
-        Some(json!({"billTo": "COMPANY"}))).await;
+    let eur: Uuid = o["costs"].as_array().unwrap().last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let (status, o) = send(
+        &app,
+        Method::PATCH,
+        &format!("/maintenance/work-orders/{order}/costs/{eur}"),
+        "staff",
+        Some(json!({"billTo": "COMPANY"})),
+    )
+    .await;
     assert_eq!(status, 200, "{o}");
-    assert_eq!(o["status"], "ASSIGNED", "a company-billed EUR line needs nothing: {o}");
+    assert_eq!(
+        o["status"], "ASSIGNED",
+        "a company-billed EUR line needs nothing: {o}"
+    );
 
     // The villa's own threshold wins over the owner's; null gives the owner's back.
     let o = cost(&app, order, "200", "USD", "OWNER", true).await;
-    assert_eq!(o["status"], "AWAITING_APPROVAL", "USD 700 over the owner's 500: {o}");
-    let (status, v) = send(&app, Method::PATCH, &format!("/management/villas/{villa}"), "manager",
-        Some(json!({"approvalThreshold": {"amount": "1000.00", "currency": "USD"}}))).await;
+    assert_eq!(
+        o["status"], "AWAITING_APPROVAL",
+        "USD 700 over the owner's 500: {o}"
+    );
+    let (status, v) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{villa}"),
+        "manager",
+        Some(json!({"approvalThreshold": {"amount": "1000.00", "currency": "USD"}})),
+    )
+    .await;
     assert_eq!(status, 200, "{v}");
     assert_eq!(money(&v["approvalThreshold"]), usd(1000.0));
     // A threshold change is read at the next change of the lines.
     let o = cost(&app, order, "1", "USD", "COMPANY", true).await;
-    assert_eq!(o["status"], "ASSIGNED", "USD 701 under the villa's 1000: {o}");
+    assert_eq!(
+        o["status"], "ASSIGNED",
+        "USD 701 under the villa's 1000: {o}"
+    );
     assert_eq!(money(&o["approvalThreshold"]), usd(1000.0));
-    let (status, v) = send(&app, Method::PATCH, &format!("/management/villas/{villa}"), "manager",
-        Some(json!({"approvalThreshold": null}))).await;
+    let (status, v) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{villa}"),
+        "manager",
+        Some(json!({"approvalThreshold": null})),
+    )
+    .await;
     assert_eq!(status, 200, "{v}");
     assert!(v["approvalThreshold"].is_null());
     // No threshold at all: nothing needs approval.
-    let (status, _) = send(&app, Method::PATCH, &format!("/management/owners/{owner}"), "manager",
-        Some(json!({"approvalThreshold": null}))).await;
+    let (status, _) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/owners/{owner}"),
+        "manager",
+        Some(json!({"approvalThreshold": null})),
+    )
+    .await;
     assert_eq!(status, 200);
     let o = cost(&app, order, "99999", "JPY", "OWNER", true).await;
     assert_eq!(o["status"], "ASSIGNED", "{o}");
@@ -213,23 +303,67 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
     let (status, body) = send(&app, Method::PATCH, &format!("/management/owners/{owner}"), "manager",
         Some(json!({"approvalThreshold": {"amount": -1, "currency": "US"}, "managementFeePercent": 101}))).await;
     assert_eq!(status, 400, "{body}");
-    let fields: Vec<&str> = body["error"]["details"].as_array().unwrap().iter().map(|d| d["field"].as_str().unwrap()).collect();
-    for f in ["approvalThreshold.amount", "approvalThreshold.currency", "managementFeePercent"] {
+    let fields: Vec<&str> = body["error"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    for f in [
+        "approvalThreshold.amount",
+        "approvalThreshold.currency",
+        "managementFeePercent",
+    ] {
         assert!(fields.contains(&f), "{f} not in {body}");
     }
-    let (status, body) = send(&app, Method::POST, &format!("/maintenance/work-orders/{order}/costs"), "staff",
-        Some(json!({"kind": "MAGIC", "amount": 1.234, "currency": "dollars", "billTo": "ME"}))).await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        &format!("/maintenance/work-orders/{order}/costs"),
+        "staff",
+        Some(json!({"kind": "MAGIC", "amount": 1.234, "currency": "dollars", "billTo": "ME"})),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
-    let fields: Vec<&str> = body["error"]["fields"].as_array().unwrap().iter().map(|d| d["field"].as_str().unwrap()).collect();
-    for f in ["kind", "description", "amount", "currency", "billTo", "estimate"] {
+    let fields: Vec<&str> = body["error"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    for f in [
+        "kind",
+        "description",
+        "amount",
+        "currency",
+        "billTo",
+        "estimate",
+    ] {
         assert!(fields.contains(&f), "{f} not in {body}");
     }
-    let (status, body) = send(&app, Method::GET, &format!("/maintenance/work-orders/{}/costs", Uuid::now_v7()), "staff", None).await;
+    let (status, body) = send(
+        &app,
+        Method::GET,
+        &format!("/maintenance/work-orders/{}/costs", Uuid::now_v7()),
+        "staff",
+        None,
+    )
+    .await;
     assert_eq!(status, 404, "{body}");
-    let (status, body) = send(&app, Method::GET, &format!("/maintenance/work-orders/{order}/costs?limit=2"), "viewer", None).await;
+    let (status, body) = send(
+        &app,
+        Method::GET,
+        &format!("/maintenance/work-orders/{order}/costs?limit=2"),
+        "viewer",
+        None,
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["data"].as_array().unwrap().len(), 2);
-    assert_eq!(body["pagination"]["total"], 8, "nine lines added, one removed");
+    assert_eq!(
+        body["pagination"]["total"], 8,
+        "nine lines added, one removed"
+    );
     // Viewers read costs but do not write them.
     let (status, _) = send(&app, Method::POST, &format!("/maintenance/work-orders/{order}/costs"), "viewer",
         Some(json!({"kind": "LABOUR", "description": "x", "amount": 1, "currency": "USD", "billTo": "OWNER", "estimate": true}))).await;
@@ -247,7 +381,10 @@ async fn read_page(res: reqwest::Response) -> (u16, String) {
     let headers = res.headers().clone();
     let html = res.text().await.unwrap();
     assert!(
-        headers[reqwest::header::CONTENT_TYPE].to_str().unwrap().starts_with("text/html"),
+        headers[reqwest::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html"),
         "{status}: {headers:?}"
     );
     assert_eq!(headers[reqwest::header::CACHE_CONTROL], "no-store");
@@ -263,7 +400,10 @@ async fn post_form(app: &TestApp, url: &str, form: &[(&str, &str)]) -> (u16, Str
     let res = app
         .http
         .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
         .body(body)
         .send()
         .await
@@ -273,7 +413,10 @@ async fn post_form(app: &TestApp, url: &str, form: &[(&str, &str)]) -> (u16, Str
 
 /// The `seen` value of the page's form.
 fn seen_of(html: &str) -> String {
-    let at = html.find("name=\"seen\" value=\"").expect("the form's estimate") + 19;
+    let at = html
+        .find("name=\"seen\" value=\"")
+        .expect("the form's estimate")
+        + 19;
     html[at..].split('"').next().unwrap().to_owned()
 }
 
@@ -302,20 +445,35 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
         },
     )
     .await;
-    let (_, villa) = owner_and_villa(&app, json!({"amount": 350, "currency": "USD"}), Some("maya@example.test")).await;
+    let (_, villa) = owner_and_villa(
+        &app,
+        json!({"amount": 350, "currency": "USD"}),
+        Some("maya@example.test"),
+    )
+    .await;
     let order = work_order(&app, villa, "Pool pump <replacement>").await;
     cost(&app, order, "620", "USD", "OWNER", true).await;
     assert_eq!(detail(&app, order).await["status"], "AWAITING_APPROVAL");
 
     // Staff cannot ask the owner; a manager can.
-    let (status, _) = send(&app, Method::POST, &format!("/maintenance/work-orders/{order}/approval-requests"), "staff", None).await;
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        &format!("/maintenance/work-orders/{order}/approval-requests"),
+        "staff",
+        None,
+    )
+    .await;
     assert_eq!(status, 403);
     let request = request_link(&app, order).await;
     assert_eq!(request["email"]["status"], "QUEUED", "{request}");
     assert_eq!(request["email"]["to"], "maya@example.test");
     assert_eq!(request["estimate"], json!({"USD": "620.00"}));
     let url = request["approvalUrl"].as_str().unwrap().to_owned();
-    assert!(url.starts_with(&format!("{}/approvals/", app.base)), "{url}");
+    assert!(
+        url.starts_with(&format!("{}/approvals/", app.base)),
+        "{url}"
+    );
 
     // The e-mail goes out once, through the relay, with the link.
     let worker = app.worker(jobs::JobRegistry::new().register::<jobs::mail::SendApprovalRequest>());
@@ -326,16 +484,29 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     .await
     .expect("the approval e-mail reached the relay");
     assert_eq!(mails[0].to, vec!["maya@example.test".to_owned()]);
-    assert!(mails[0].header("Subject").unwrap().contains("Pool pump"), "{:?}", mails[0]);
+    assert!(
+        mails[0].header("Subject").unwrap().contains("Pool pump"),
+        "{:?}",
+        mails[0]
+    );
     assert!(mails[0].body().contains(&url), "{}", mails[0].body());
-    assert!(mails[0].body().contains("USD 620.00"), "{}", mails[0].body());
+    assert!(
+        mails[0].body().contains("USD 620.00"),
+        "{}",
+        mails[0].body()
+    );
     let sent = eventually(Duration::from_secs(10), || async {
         let o = detail(&app, order).await;
         Some(o).filter(|o| o["approvals"][0]["emailSentAt"].is_string())
     })
     .await
     .expect("the request records its e-mail");
-    assert!(sent["history"].as_array().unwrap().iter().any(|h| h["reason"].as_str().unwrap_or("").contains("e-mail sent to maya@example.test")));
+    assert!(sent["history"].as_array().unwrap().iter().any(|h| {
+        h["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("e-mail sent to maya@example.test")
+    }));
     // Enqueueing it again is a no-op, and a second run sends nothing.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(mailbox.mails().len(), 1);
@@ -344,7 +515,15 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     // The page: the villa, the work order (escaped), the lines, the form; no script.
     let (status, html) = page(&app, &url).await;
     assert_eq!(status, 200, "{html}");
-    for text in ["Villa Kemboja", "Pool pump &lt;replacement&gt;", "hums &amp; trips", "USD 620.00", "Approve", "Decline", "USD 350.00"] {
+    for text in [
+        "Villa Kemboja",
+        "Pool pump &lt;replacement&gt;",
+        "hums &amp; trips",
+        "USD 620.00",
+        "Approve",
+        "Decline",
+        "USD 350.00",
+    ] {
         assert!(html.contains(text), "{text} not in {html}");
     }
     assert!(!html.contains("<replacement>"));
@@ -358,14 +537,22 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     for bad in [forged.as_str(), "not-a-token", &"A".repeat(43)] {
         let (status, html) = page(&app, &app.url(&format!("/approvals/{bad}"))).await;
         assert_eq!(status, 404, "{html}");
-        let (status, _) = post_form(&app, &app.url(&format!("/approvals/{bad}")), &[("decision", "APPROVED"), ("seen", "USD 620.00")]).await;
+        let (status, _) = post_form(
+            &app,
+            &app.url(&format!("/approvals/{bad}")),
+            &[("decision", "APPROVED"), ("seen", "USD 620.00")],
+        )
+        .await;
         assert_eq!(status, 404);
     }
 
     // Another work order's link decides only that one.
     let other = work_order(&app, villa, "Gate motor").await;
     cost(&app, other, "400", "USD", "OWNER", true).await;
-    let other_url = request_link(&app, other).await["approvalUrl"].as_str().unwrap().to_owned();
+    let other_url = request_link(&app, other).await["approvalUrl"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let other_token = other_url.rsplit('/').next().unwrap();
     let spliced = format!("{}{}", &token[..22], &other_token[22..]);
     let (status, _) = page(&app, &app.url(&format!("/approvals/{spliced}"))).await;
@@ -375,20 +562,46 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     let (status, html) = post_form(&app, &url, &[("seen", "USD 620.00")]).await;
     assert_eq!(status, 400, "{html}");
     let long = "x".repeat(2001);
-    let (status, _) = post_form(&app, &url, &[("decision", "APPROVED"), ("note", &long), ("seen", "USD 620.00")]).await;
+    let (status, _) = post_form(
+        &app,
+        &url,
+        &[
+            ("decision", "APPROVED"),
+            ("note", &long),
+            ("seen", "USD 620.00"),
+        ],
+    )
+    .await;
     assert_eq!(status, 400);
 
     // The estimate changed under the open page: 409 with the new page, nothing recorded.
     let o = cost(&app, order, "30", "USD", "OWNER", true).await;
     assert_eq!(o["status"], "AWAITING_APPROVAL");
-    let (status, html) = post_form(&app, &url, &[("decision", "APPROVED"), ("seen", "USD 620.00")]).await;
+    let (status, html) = post_form(
+        &app,
+        &url,
+        &[("decision", "APPROVED"), ("seen", "USD 620.00")],
+    )
+    .await;
     assert_eq!(status, 409, "{html}");
-    assert!(html.contains("USD 650.00") && html.contains("estimate changed"), "{html}");
+    assert!(
+        html.contains("USD 650.00") && html.contains("estimate changed"),
+        "{html}"
+    );
     assert_eq!(seen_of(&html), "USD 650.00");
     assert_eq!(detail(&app, order).await["status"], "AWAITING_APPROVAL");
 
     // Approve: the work order goes back to where it was; when, from where, the note.
-    let (status, html) = post_form(&app, &url, &[("decision", "APPROVED"), ("note", "Go ahead, thanks"), ("seen", "USD 650.00")]).await;
+    let (status, html) = post_form(
+        &app,
+        &url,
+        &[
+            ("decision", "APPROVED"),
+            ("note", "Go ahead, thanks"),
+            ("seen", "USD 650.00"),
+        ],
+    )
+    .await;
     assert_eq!(status, 200, "{html}");
     assert!(html.contains("approved"), "{html}");
     let o = detail(&app, order).await;
@@ -402,8 +615,17 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     assert_eq!(step["estimate"], json!({"USD": "650.00"}));
     assert!(step["decidedAt"].is_string());
     let last = o["history"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!((last["from"].as_str(), last["to"].as_str()), (Some("AWAITING_APPROVAL"), Some("OPEN")));
-    assert!(last["reason"].as_str().unwrap().contains("Go ahead, thanks"), "{last}");
+    assert_eq!(
+        (last["from"].as_str(), last["to"].as_str()),
+        (Some("AWAITING_APPROVAL"), Some("OPEN"))
+    );
+    assert!(
+        last["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Go ahead, thanks"),
+        "{last}"
+    );
     let (status, _) = move_to(&app, order, "IN_PROGRESS").await;
     assert_eq!(status, 200, "an approved work order starts");
 
@@ -411,7 +633,12 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     let (status, html) = page(&app, &url).await;
     assert_eq!(status, 410, "{html}");
     assert!(html.contains("already been answered"), "{html}");
-    let (status, _) = post_form(&app, &url, &[("decision", "DECLINED"), ("seen", "USD 650.00")]).await;
+    let (status, _) = post_form(
+        &app,
+        &url,
+        &[("decision", "DECLINED"), ("seen", "USD 650.00")],
+    )
+    .await;
     assert_eq!(status, 410);
     assert_eq!(detail(&app, order).await["status"], "IN_PROGRESS");
 
@@ -422,31 +649,53 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
 
     // Decline on the other work order's link: CANCELLED, the note as reason.
     let (_, html) = page(&app, &other_url).await;
-    let (status, html) = post_form(&app, &other_url, &[("decision", "declined"), ("note", "Too expensive"), ("seen", &seen_of(&html))]).await;
+    let (status, html) = post_form(
+        &app,
+        &other_url,
+        &[
+            ("decision", "declined"),
+            ("note", "Too expensive"),
+            ("seen", &seen_of(&html)),
+        ],
+    )
+    .await;
     assert_eq!(status, 200, "{html}");
     let o = detail(&app, other).await;
     assert_eq!(o["status"], "CANCELLED");
     let last = o["history"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["to"], "CANCELLED");
-    assert!(last["reason"].as_str().unwrap().contains("Too expensive"), "{last}");
+    assert!(
+        last["reason"].as_str().unwrap().contains("Too expensive"),
+        "{last}"
+    );
 
     // A newer request replaces the unused link; an expired link changes nothing.
-    let first = request_link(&app, order).await["approvalUrl"].as_str().unwrap().to_owned();
+    let first = request_link(&app, order).await["approvalUrl"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let second = request_link(&app, order).await;
     let (status, html) = page(&app, &first).await;
     assert_eq!(status, 410, "{html}");
     assert!(html.contains("replaced"), "{html}");
     let second_id: Uuid = second["id"].as_str().unwrap().parse().unwrap();
-    sqlx::query("UPDATE work_order_approvals SET expires_at = now() - interval '1 second' WHERE id = $1")
-        .bind(second_id)
-        .execute(&pool)
-        .await
-        .unwrap();
+    sqlx::query(
+        "UPDATE work_order_approvals SET expires_at = now() - interval '1 second' WHERE id = $1",
+    )
+    .bind(second_id)
+    .execute(&pool)
+    .await
+    .unwrap();
     let second_url = second["approvalUrl"].as_str().unwrap();
     let (status, html) = page(&app, second_url).await;
     assert_eq!(status, 410);
     assert!(html.contains("expired"), "{html}");
-    let (status, _) = post_form(&app, second_url, &[("decision", "APPROVED"), ("seen", "USD 750.00")]).await;
+    let (status, _) = post_form(
+        &app,
+        second_url,
+        &[("decision", "APPROVED"), ("seen", "USD 750.00")],
+    )
+    .await;
     assert_eq!(status, 410);
     assert_eq!(detail(&app, order).await["status"], "AWAITING_APPROVAL");
 }
@@ -458,8 +707,14 @@ async fn a_phone_approval_is_recorded_and_an_emergency_skips_the_wait(pool: PgPo
     let order = work_order(&app, villa, "Roof leak").await;
 
     // Not waiting: nothing to approve.
-    let (status, body) = send(&app, Method::POST, &format!("/maintenance/work-orders/{order}/approval"), "manager",
-        Some(json!({"decision": "APPROVED"}))).await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        &format!("/maintenance/work-orders/{order}/approval"),
+        "manager",
+        Some(json!({"decision": "APPROVED"})),
+    )
+    .await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"]["code"], "APPROVAL_NOT_NEEDED");
     cost(&app, order, "1200", "USD", "OWNER", true).await;
@@ -467,28 +722,74 @@ async fn a_phone_approval_is_recorded_and_an_emergency_skips_the_wait(pool: PgPo
     // No SMTP_URL and no e-mail address: the link is made, and the answer says why no e-mail.
     let request = request_link(&app, order).await;
     assert_eq!(request["email"]["status"], "NOT_SENT", "{request}");
-    assert!(request["email"]["reason"].as_str().unwrap().contains("no e-mail address"), "{request}");
+    assert!(
+        request["email"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no e-mail address"),
+        "{request}"
+    );
     let url = request["approvalUrl"].as_str().unwrap().to_owned();
 
     let path = format!("/maintenance/work-orders/{order}/approval");
-    let (status, _) = send(&app, Method::POST, &path, "staff", Some(json!({"decision": "APPROVED"}))).await;
+    let (status, _) = send(
+        &app,
+        Method::POST,
+        &path,
+        "staff",
+        Some(json!({"decision": "APPROVED"})),
+    )
+    .await;
     assert_eq!(status, 403);
-    let (status, body) = send(&app, Method::POST, &path, "manager", Some(json!({"decision": "MAYBE"}))).await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        &path,
+        "manager",
+        Some(json!({"decision": "MAYBE"})),
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
-    let (status, o) = send(&app, Method::POST, &path, "manager",
-        Some(json!({"decision": "approved", "note": "Owner called back at 14:10"}))).await;
+    let (status, o) = send(
+        &app,
+        Method::POST,
+        &path,
+        "manager",
+        Some(json!({"decision": "approved", "note": "Owner called back at 14:10"})),
+    )
+    .await;
     assert_eq!(status, 200, "{o}");
     assert_eq!(o["status"], "OPEN");
-    let phone = o["approvals"].as_array().unwrap().iter().find(|a| a["channel"] == "PHONE").unwrap().clone();
+    let phone = o["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["channel"] == "PHONE")
+        .unwrap()
+        .clone();
     assert_eq!(phone["decision"], "APPROVED");
     assert_eq!(phone["note"], "Owner called back at 14:10");
-    assert!(phone["decidedBy"].as_str().is_some_and(|by| !by.is_empty() && by != "owner (approval link)"));
+    assert!(
+        phone["decidedBy"]
+            .as_str()
+            .is_some_and(|by| !by.is_empty() && by != "owner (approval link)")
+    );
     let last = o["history"].as_array().unwrap().last().unwrap().clone();
-    assert!(last["reason"].as_str().unwrap().contains("by phone"), "{last}");
+    assert!(
+        last["reason"].as_str().unwrap().contains("by phone"),
+        "{last}"
+    );
     // The link sent before is closed by the phone decision.
     let (status, _) = page(&app, &url).await;
     assert_eq!(status, 410);
-    let (status, body) = send(&app, Method::POST, &path, "manager", Some(json!({"decision": "DECLINED"}))).await;
+    let (status, body) = send(
+        &app,
+        Method::POST,
+        &path,
+        "manager",
+        Some(json!({"decision": "DECLINED"})),
+    )
+    .await;
     assert_eq!(status, 409, "{body}");
 
     // An emergency's work order is flagged, not held.
@@ -503,8 +804,14 @@ async fn a_phone_approval_is_recorded_and_an_emergency_skips_the_wait(pool: PgPo
     assert_eq!(status, 200, "{body}");
     // Under the threshold it is no longer flagged.
     let line: Uuid = o["costs"][0]["id"].as_str().unwrap().parse().unwrap();
-    let (status, o) = send(&app, Method::PATCH, &format!("/maintenance/work-orders/{urgent}/costs/{line}"), "staff",
-        Some(json!({"amount": 100}))).await;
+    let (status, o) = send(
+        &app,
+        Method::PATCH,
+        &format!("/maintenance/work-orders/{urgent}/costs/{line}"),
+        "staff",
+        Some(json!({"amount": 100})),
+    )
+    .await;
     assert_eq!(status, 200, "{o}");
     assert!(o["approvalSkipped"].is_null(), "{o}");
 }
