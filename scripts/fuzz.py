@@ -107,6 +107,23 @@ def seed(api):
            + b"data" + struct.pack("<I", 800) + bytes(800))
     ids["fieldNote"] = api.call("POST", "/maintenance/field-notes", 201, data={
         "type": "VOICE", "workOrderId": ids["workOrder"]}, files={"file": ("note.wav", wav)})["id"]
+    # A work order awaiting its owner's approval: cost lines (one to delete), a photo, and a link.
+    approver = api.call("POST", "/management/owners", 201, json={
+        "ownerType": "INDIVIDUAL", "firstName": "Wayan", "lastName": "Approver", "phone": "+62 811 000 222",
+        "email": "wayan@example.com", "approvalThreshold": {"amount": 350, "currency": "USD"}})["id"]
+    approval_villa = api.call("POST", "/management/villas", 201, json={
+        "name": "Fuzz approvals", "propertyType": "VILLA", "bedrooms": 2, "bathrooms": 1, "maxGuests": 4,
+        "ownerId": approver})["id"]
+    ids["costWorkOrder"] = api.call("POST", "/maintenance/work-orders", 201, json={
+        "title": "Pump replacement", "villaId": approval_villa, "category": "POOL", "priority": "HIGH"})["id"]
+    line = {"kind": "PARTS", "description": "Pump", "amount": 480, "currency": "USD", "billTo": "OWNER", "estimate": True}
+    ids["cost"] = api.call("POST", f"/maintenance/work-orders/{ids['costWorkOrder']}/costs", 201, json=line)["costs"][0]["id"]
+    ids["doomedCost"] = api.call("POST", f"/maintenance/work-orders/{ids['costWorkOrder']}/costs", 201,
+                                 json=dict(line, estimate=False))["costs"][1]["id"]
+    ids["costPhoto"] = api.call("POST", "/maintenance/field-notes", 201, data={
+        "type": "PHOTO", "workOrderId": ids["costWorkOrder"]}, files={"file": ("pump.png", png())})["id"]
+    link = api.call("POST", f"/maintenance/work-orders/{ids['costWorkOrder']}/approval-requests", 201)
+    ids["approvalToken"] = link["approvalUrl"].rsplit("/", 1)[1]
     ids["location"] = api.call("POST", "/inventory/locations", 201, json={
         "name": "Fuzz store", "type": "STORAGE", "propertyId": villa})["id"]
     ids["otherLocation"] = api.call("POST", "/inventory/locations", 201, json={
@@ -175,7 +192,13 @@ def configuration(ids):
         (" /(api/photos|api/photos-enhanced/public|api/photos-enhanced/thumbnail|management/photos)/\\{id\\}", {"id": ids["photo"]}),
         (" /api/facilities/photo/\\{id\\}$", {"id": ids["facilityPhoto"]}),
         (" /admin/jobs/\\{id\\}", {"id": ids["job"]}),
-        (" /maintenance/work-orders/\\{id\\}", {"id": ids["workOrder"]}),
+        ("^DELETE /maintenance/work-orders/\\{id\\}/costs/\\{costId\\}$",
+         {"id": ids["costWorkOrder"], "costId": ids["doomedCost"]}),
+        (" /maintenance/work-orders/\\{id\\}/costs/\\{costId\\}$", {"id": ids["costWorkOrder"], "costId": ids["cost"]}),
+        (" /maintenance/work-orders/\\{id\\}/(costs|approval-requests|approval)$", {"id": ids["costWorkOrder"]}),
+        (" /maintenance/work-orders/\\{id\\}(?!/(costs|approval))", {"id": ids["workOrder"]}),
+        (" /approvals/\\{token\\}/photos/\\{photoId\\}$", {"token": ids["approvalToken"], "photoId": ids["costPhoto"]}),
+        (" /approvals/\\{token\\}$", {"token": ids["approvalToken"]}),
         (" /maintenance/assets/\\{id\\}", {"id": ids["asset"]}),
         (" /maintenance/vendors/\\{id\\}", {"id": ids["vendor"]}),
         (" /maintenance/emergencies/\\{id\\}", {"id": ids["emergency"]}),
