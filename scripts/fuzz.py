@@ -116,7 +116,9 @@ def seed(api):
         "ownerId": approver})["id"]
     ids["costWorkOrder"] = api.call("POST", "/maintenance/work-orders", 201, json={
         "title": "Pump replacement", "villaId": approval_villa, "category": "POOL", "priority": "HIGH"})["id"]
-    line = {"kind": "PARTS", "description": "Pump", "amount": 480, "currency": "USD", "billTo": "OWNER", "estimate": True}
+    # 620: the estimate the page's form documents as its example `seen` ("USD 620.00"), so that
+    # the fuzzer's examples reach the decision itself.
+    line = {"kind": "PARTS", "description": "Pump", "amount": 620, "currency": "USD", "billTo": "OWNER", "estimate": True}
     ids["cost"] = api.call("POST", f"/maintenance/work-orders/{ids['costWorkOrder']}/costs", 201, json=line)["costs"][0]["id"]
     ids["doomedCost"] = api.call("POST", f"/maintenance/work-orders/{ids['costWorkOrder']}/costs", 201,
                                  json=dict(line, estimate=False))["costs"][1]["id"]

@@ -22,29 +22,20 @@ use uuid::Uuid;
 
 use crate::{error::OwnBody, state::AppState};
 
-/// The owner's answer as the page's form posts it (`application/x-www-form-urlencoded`).
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-pub struct ApprovalForm {
-    /// APPROVED or DECLINED.
-    #[schema(inline)]
-    decision: FormDecision,
-    /// At most 2000 characters; a declined work order's cancellation reason.
-    #[schema(max_length = 2000)]
-    note: Option<String>,
-    /// The estimate the page showed (its hidden field): a decision on figures that have changed
-    /// since is refused with the new page.
-    #[schema(max_length = 500)]
-    seen: String,
-}
-
-#[derive(utoipa::ToSchema)]
-#[allow(dead_code)]
-#[schema(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum FormDecision {
-    Approved,
-    Declined,
-}
+crate::computed_schema!(
+    /// The owner's answer as the page's form posts it (`application/x-www-form-urlencoded`).
+    ApprovalForm => serde_json::json!({
+        "type": "object",
+        "required": ["decision", "seen"],
+        "properties": {
+            "decision": {"type": "string", "enum": DECISIONS, "description": "APPROVED or DECLINED (any letter case)."},
+            "note": {"type": "string", "maxLength": MAX_NOTE,
+                "description": "At most 2000 characters, no NUL; a declined work order's cancellation reason."},
+            "seen": {"type": "string", "maxLength": 500, "example": "USD 620.00",
+                "description": "The estimate the page showed (its hidden field): a decision on figures that have changed since is refused with the new page."},
+        },
+    })
+);
 
 /// A page answer: the status, the HTML, and the headers a page holding a credential in its
 /// address needs (no caching, no referrer, no framing, nothing loaded from elsewhere).
@@ -104,6 +95,19 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// A refusal the framework made before a handler ran (a body too large, a timeout), as a page.
+pub fn refusal_page(status: StatusCode, message: &str) -> Response {
+    page(
+        status,
+        "Request refused",
+        &format!(
+            "<h1>This request was refused</h1><p>{}</p><p>Nothing was changed. Open the link from \
+             your message again.</p>",
+            escape(message)
+        ),
+    )
 }
 
 fn not_found() -> Response {
@@ -194,7 +198,9 @@ fn decision_page(token: &str, shown: &ApprovalPage, notice: Option<&str>) -> Str
         body.push_str("<h2>Photos</h2><div class=\"photos\">");
         for (i, id) in shown.photo_ids.iter().enumerate() {
             body.push_str(&format!(
-                "<a href=\"/approvals/{token}/photos/{id}\"><img src=\"/approvals/{token}/photos/{id}\" \
+                // Relative to the page (`/approvals/{token}`), so that a platform served under a
+                // path prefix (PUBLIC_BASE_URL) finds them.
+                "<a href=\"{token}/photos/{id}\"><img src=\"{token}/photos/{id}\" \
                  alt=\"Photo {n} of the work\" width=\"144\" height=\"144\" loading=\"lazy\"></a>",
                 n = i + 1
             ));
@@ -230,7 +236,7 @@ fn decision_page(token: &str, shown: &ApprovalPage, notice: Option<&str>) -> Str
         ));
     }
     body.push_str(&format!(
-        "<form method=\"post\" action=\"/approvals/{token}\">\
+        "<form method=\"post\">\
          <input type=\"hidden\" name=\"seen\" value=\"{seen}\">\
          <label for=\"note\">Note for your villa manager (optional)</label>\
          <textarea id=\"note\" name=\"note\" maxlength=\"{MAX_NOTE}\"></textarea>\
@@ -360,6 +366,11 @@ pub async fn decide(
     if note.as_ref().is_some_and(|n| n.chars().count() > MAX_NOTE) {
         return bad_form(&format!("The note may hold at most {MAX_NOTE} characters."));
     }
+    if note.as_ref().is_some_and(|n| n.contains('\0'))
+        || seen.as_ref().is_some_and(|s| s.contains('\0'))
+    {
+        return bad_form("The note holds a character that cannot be kept (NUL).");
+    }
     let from = answered_from(peer.map(|Extension(ConnectInfo(p))| p), &headers);
     let seen = seen.unwrap_or_default();
     let outcome = async {
@@ -374,6 +385,13 @@ pub async fn decide(
     let (outcome, shown) = match outcome {
         Ok(done) => done,
         Err(domain::Error::NotFound(_)) => return not_found(),
+        Err(domain::Error::Validation(problems)) => {
+            return bad_form(
+                &problems
+                    .first()
+                    .map_or_else(String::new, |p| p.message.clone()),
+            );
+        }
         Err(error) => {
             tracing::error!(%error, approval = %id, "recording an owner's decision failed");
             return unavailable();
@@ -384,12 +402,12 @@ pub async fn decide(
             let (title, text) = if decision == "APPROVED" {
                 (
                     "Thank you: approved",
-                    "You approved the estimate. Your villa manager has been told and the work can go ahead.",
+                    "You approved the estimate. It is recorded on the work order, which your villa manager follows, and the work can go ahead.",
                 )
             } else {
                 (
                     "Thank you: declined",
-                    "You declined the estimate. The work order is cancelled and your villa manager has been told.",
+                    "You declined the estimate. The work order is cancelled with your note, which your villa manager sees on it.",
                 )
             };
             page(
@@ -420,12 +438,15 @@ pub async fn decide(
     }
 }
 
+/// How many photos the page's route decodes at once, per process.
+static THUMBNAIL_TURNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// A photo of the work order an approval link shows, made small (at most 400 px, JPEG).
 #[utoipa::path(get, operation_id = "approvals_photo", path = "/approvals/{token}/photos/{photoId}", tag = "approvals",
     params(("token" = String, Path, max_length = 100), ("photoId" = Uuid, Path, description = "A PHOTO field note of the work order")),
     responses(
         (status = 200, description = "The photo, small", content_type = "image/jpeg"),
-        (status = 404, description = "A forged link, or no such photo of its work order", content_type = "text/html"),
+        (status = 404, description = "A forged link, a link that no longer takes a decision, or a photo its page does not show", content_type = "text/html"),
         (status = 503, description = "The document store or the database failed", content_type = "text/html")),
     security(()))]
 pub async fn photo(
@@ -438,9 +459,11 @@ pub async fn photo(
     ) else {
         return not_found();
     };
+    // Only while the link takes a decision, and only the photos its page lists.
     let content = async {
         let mut conn = state.pool.acquire().await?;
-        if !approvals::page_shows_photo(&mut conn, id, photo_id).await? {
+        let shown = approvals::page(&mut conn, id).await?;
+        if shown.closed.is_some() || !shown.photo_ids.contains(&photo_id) {
             return Ok(None);
         }
         drop(conn);
@@ -449,8 +472,13 @@ pub async fn photo(
     .await;
     let content = match content {
         Ok(Some(content)) => content,
-        Ok(None) => return not_found(),
+        Ok(None) | Err(domain::Error::NotFound(_)) => return not_found(),
         Err(_) => return unavailable(),
+    };
+    // Decoding a photo is the costliest thing an anonymous caller can ask for: two at a time per
+    // process, the others wait their turn.
+    let Ok(_turn) = THUMBNAIL_TURNS.acquire().await else {
+        return unavailable();
     };
     let bytes = match content.pending_content {
         Some(bytes) => bytes,

@@ -146,7 +146,7 @@ impl Monitor {
 pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = req.method().to_string();
-    let path = req.uri().path().to_owned();
+    let path = crate::http::loggable_path(req.uri().path());
     let route = req
         .extensions()
         .get::<MatchedPath>()

@@ -153,7 +153,12 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
                     .and_then(Value::as_object)
                     .is_some_and(|content| !content.is_empty());
                 if (status.starts_with('4') || status.starts_with('5')) && !own_body {
-                    response["content"] = json!({"application/json": {"schema": error_ref}});
+                    // The owner's approval pages refuse in HTML (`error::render_errors`).
+                    response["content"] = if path.starts_with("/approvals/") {
+                        json!({"text/html": {"schema": {"type": "string"}}})
+                    } else {
+                        json!({"application/json": {"schema": error_ref}})
+                    };
                 }
             }
             if surface == crate::surface::Surface::Onboarding && requirement != Requirement::Public

@@ -1,7 +1,9 @@
 //! Queue `alerts`: stock alert evaluation (`domain::inventory::alerts::evaluate`). Every change of
 //! an item's stock, condition, minimum or expiry enqueues the evaluation of that item,
 //! de-duplicated while one waits; the scheduler enqueues the evaluation of every item every
-//! `ALERT_EVALUATION_INTERVAL_SECS`, which also catches expiry dates coming near.
+//! `ALERT_EVALUATION_INTERVAL_SECS`, which also catches expiry dates coming near. A change of the
+//! calendar (a stay booked, moved or cancelled, a task rule changed: what the turnover generation
+//! runs after) enqueues the evaluation of every item, for the supplies forecast's alerts.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -21,13 +23,24 @@ pub struct EvaluateStockAlerts {
     /// The scheduler tick of a full evaluation (one job per tick, however many schedulers fire).
     #[serde(default)]
     pub tick: Option<String>,
+    /// A full evaluation after the calendar changed (one waits at a time).
+    #[serde(default)]
+    pub calendar: bool,
 }
 
 impl EvaluateStockAlerts {
     pub fn item(item_id: Uuid) -> Self {
         Self {
             item_id: Some(item_id),
-            tick: None,
+            ..Self::default()
+        }
+    }
+
+    /// Every item, because the stays or the task rules changed what the forecast expects.
+    pub fn after_calendar_change() -> Self {
+        Self {
+            calendar: true,
+            ..Self::default()
         }
     }
 }
@@ -39,8 +52,8 @@ impl crate::Periodic for EvaluateStockAlerts {
 
     fn for_tick(tick: String) -> Self {
         Self {
-            item_id: None,
             tick: Some(tick),
+            ..Self::default()
         }
     }
 }
@@ -58,6 +71,11 @@ impl Job for EvaluateStockAlerts {
                 domain::job_store::DEDUPE_WHILE_QUEUED,
                 Self::KIND
             )),
+            (None, None) if self.calendar => Some(format!(
+                "{}{}:calendar",
+                domain::job_store::DEDUPE_WHILE_QUEUED,
+                Self::KIND
+            )),
             (None, None) => None,
         }
     }
@@ -70,6 +88,7 @@ impl Job for EvaluateStockAlerts {
             &mut conn,
             self.item_id,
             ctx.services.expiry_alert_days,
+            ctx.services.forecast_windows,
             ctx.services.business_time_zone.today(),
         )
         .await?;

@@ -29,19 +29,25 @@ impl std::fmt::Debug for Mailer {
 }
 
 impl Mailer {
-    /// `None` when `SMTP_URL` is not set: no e-mail is sent. A URL or sender lettre refuses
-    /// stops the process with the reason (the settings check the scheme already).
-    pub fn from_settings(settings: &domain::settings::MailSettings) -> Option<Self> {
-        let url = settings.smtp_url.as_deref()?;
+    /// `Ok(None)` when `SMTP_URL` is not set: no e-mail is sent. A URL or a sender lettre
+    /// refuses is an error naming the variable, which the `mail` jobs fail with (an operator
+    /// fixes the setting and retries them); the other workers run on.
+    pub fn from_settings(
+        settings: &domain::settings::MailSettings,
+    ) -> Result<Option<Self>, String> {
+        let Some(url) = settings.smtp_url.as_deref() else {
+            return Ok(None);
+        };
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
-            .unwrap_or_else(|e| panic!("SMTP_URL is not a usable SMTP address: {e}"))
+            // lettre's message may quote the URL, password included: say only what is wrong.
+            .map_err(|_| "SMTP_URL is not an SMTP address lettre accepts (smtp:// or smtps://, host, port, ?tls=)".to_owned())?
             .timeout(Some(Duration::from_secs(30)))
             .build();
         let from = settings
             .from
             .parse()
-            .unwrap_or_else(|e| panic!("SMTP_FROM is not an e-mail address: {e}"));
-        Some(Self { transport, from })
+            .map_err(|e| format!("SMTP_FROM is not an e-mail address: {e}"))?;
+        Ok(Some(Self { transport, from }))
     }
 
     async fn send(&self, to: &str, subject: &str, text: String) -> Result<(), JobError> {
@@ -87,8 +93,10 @@ impl Job for SendApprovalRequest {
     }
 
     async fn run(self, ctx: JobContext) -> Result<Value, JobError> {
-        let Some(mailer) = ctx.services.mailer.as_ref() else {
-            return Ok(json!({"skipped": "SMTP_URL is not set"}));
+        let mailer = match &ctx.services.mailer {
+            Ok(Some(mailer)) => mailer,
+            Ok(None) => return Ok(json!({"skipped": "SMTP_URL is not set on this worker"})),
+            Err(problem) => return Err(JobError::fatal(problem.clone())),
         };
         let mut conn = ctx.pool.acquire().await?;
         let Some(mail) =
@@ -108,7 +116,7 @@ impl Job for SendApprovalRequest {
              Estimate billed to you: {estimate}\n\n\
              See the details and approve or decline here:\n{url}\n\n\
              The link works once and until {expires}.\n\n\
-             If you have questions, reply to this e-mail or call your villa manager.\n",
+             If you have questions, call your villa manager.\n",
             villa = mail.villa_name,
             title = mail.title,
             estimate = domain::maintenance::approvals::describe(&mail.estimate),

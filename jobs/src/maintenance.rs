@@ -107,6 +107,14 @@ impl Job for GenerateTurnovers {
         );
         let mut conn = ctx.pool.acquire().await?;
         let generated = domain::maintenance::turnovers::generate(&mut conn, horizon).await?;
+        // A run for a change (not a tick) follows a stay or a rule that changed: the supplies
+        // forecast's alerts follow too (a tick's are the periodic evaluation's).
+        if self.tick.is_none() {
+            let evaluation = crate::alerts::EvaluateStockAlerts::after_calendar_change()
+                .enqueue(&mut conn)
+                .await?;
+            ctx.services.queues.push(&[evaluation]).await;
+        }
         Ok(json!({"generated": generated, "from": horizon.today, "until": horizon.until}))
     }
 }

@@ -20,6 +20,8 @@ pub struct JobServices {
     pub pm_lead_days: u32,
     /// `EXPIRY_ALERT_DAYS`: how near an expiry date raises a stock alert.
     pub expiry_alert_days: u32,
+    /// `FORECAST_ALERT_DAYS`, `FORECAST_CRITICAL_DAYS`: the supplies forecast's alert windows.
+    pub forecast_windows: domain::inventory::forecast::AlertWindows,
     /// `PM_CATCH_UP_DAYS`: how far back missed planned-maintenance occurrences still get a work
     /// order.
     pub pm_catch_up_days: u32,
@@ -44,8 +46,9 @@ pub struct JobServices {
     pub export_retention: Duration,
     /// How many exports this worker builds at once ([`crate::exports::CONCURRENT_EXPORTS`]).
     pub export_slots: Arc<tokio::sync::Semaphore>,
-    /// `SMTP_URL` and `SMTP_FROM`; `None` when no e-mail is to be sent.
-    pub mailer: Option<crate::mail::Mailer>,
+    /// `SMTP_URL` and `SMTP_FROM`: `Ok(None)` when no e-mail is to be sent, `Err` naming the
+    /// setting lettre refuses (the `mail` jobs fail with it).
+    pub mailer: Result<Option<crate::mail::Mailer>, String>,
     /// Signs the owner approval links an e-mail carries (from `DATA_ENCRYPTION_KEY`).
     pub approval_links: domain::maintenance::approvals::ApprovalLinks,
 }
@@ -65,6 +68,7 @@ impl JobServices {
             store: DocumentStore::from_settings(settings),
             pm_lead_days: settings.planned_maintenance.lead_days,
             expiry_alert_days: settings.stock_alerts.expiry_days,
+            forecast_windows: settings.stock_alerts.forecast_windows(),
             pm_catch_up_days: settings.planned_maintenance.catch_up_days,
             turnover_horizon_days: settings.turnovers.horizon_days,
             business_time_zone: settings.business_time_zone,
@@ -78,7 +82,9 @@ impl JobServices {
             export_slots: Arc::new(tokio::sync::Semaphore::new(
                 crate::exports::CONCURRENT_EXPORTS,
             )),
-            mailer: crate::mail::Mailer::from_settings(&settings.mail),
+            mailer: crate::mail::Mailer::from_settings(&settings.mail).inspect_err(|problem| {
+                tracing::error!(%problem, "no e-mail can be sent until the setting is fixed");
+            }),
             approval_links: domain::maintenance::approvals::ApprovalLinks::new(
                 &settings.data_encryption_key,
             ),

@@ -96,7 +96,11 @@ pub fn core_settings(redis_url: &str, prefix: &str) -> CoreSettings {
             lead_days: 7,
             catch_up_days: 31,
         },
-        stock_alerts: domain::settings::StockAlertSettings { expiry_days: 30 },
+        stock_alerts: domain::settings::StockAlertSettings {
+            expiry_days: 30,
+            forecast_alert_days: 14,
+            forecast_critical_days: 3,
+        },
         turnovers: domain::settings::TurnoverSettings { horizon_days: 60 },
         business_time_zone: domain::clock::BusinessZone::default(),
         // Not configured: only the tests of the PMS sync point it at a fake (`pms::settings_for`).

@@ -54,6 +54,9 @@ pub struct OwnBody;
 /// Writes every error response in the shape of the request's surface.
 pub async fn render_errors(req: Request, next: Next) -> Response {
     let surface = Surface::of_path(req.uri().path());
+    // The owner's approval pages answer in HTML, the framework's refusals (a body too large, a
+    // timeout, a panic) included.
+    let owner_page = req.uri().path().starts_with("/approvals/");
     let auto_save_header = surface == Surface::Onboarding && is_auto_save(req.headers());
     let autosave_route = surface == Surface::Onboarding && is_autosave_route(req.uri().path());
     let res = next.run(req).await;
@@ -83,6 +86,9 @@ pub async fn render_errors(req: Request, next: Next) -> Response {
     };
     parts.status = info.status;
     parts.headers.remove(header::CONTENT_LENGTH);
+    if owner_page {
+        return crate::approvals::refusal_page(info.status, &info.message);
+    }
     if auto_save {
         parts.status = StatusCode::OK;
         let body = auto_save_failure(&info);

@@ -46,7 +46,7 @@ pub async fn log_requests(mut req: Request, next: Next) -> Response {
     };
     let id_text = request_id.to_str().unwrap_or_default().to_owned();
     let method = req.method().clone();
-    let path = req.uri().path().to_owned();
+    let path = loggable_path(req.uri().path());
     // Out here the metrics see every answer, the panic (500), timeout (408) and body-limit (413)
     // layers' included; the router has matched the route already, so its template is known.
     let observed = domain::metrics::recording().then(|| metrics::HttpObservation::start(&req));
@@ -69,6 +69,18 @@ pub async fn log_requests(mut req: Request, next: Next) -> Response {
         }
     });
     res
+}
+
+/// A request's path as logs and the monitoring keep it: an owner's approval link carries its
+/// credential in the path, which no log line holds (`/approvals/<token>/photos/..`).
+pub fn loggable_path(path: &str) -> String {
+    match path.strip_prefix("/approvals/") {
+        Some(rest) => match rest.split_once('/') {
+            Some((_, tail)) => format!("/approvals/<token>/{tail}"),
+            None => "/approvals/<token>".to_owned(),
+        },
+        None => path.to_owned(),
+    }
 }
 
 /// The longest `X-Request-ID` kept from a client.

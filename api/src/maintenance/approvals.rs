@@ -65,13 +65,19 @@ pub struct ApprovalRequestAnswer {
 
 /// The platform's address as owners reach it: `PUBLIC_BASE_URL`, else the address this request
 /// came to (its `Host`, and `X-Forwarded-Proto` when a proxy says https).
-fn base_url(state: &AppState, headers: &HeaderMap) -> Result<String, AppError> {
+fn base_url(
+    state: &AppState,
+    headers: &HeaderMap,
+    authority: Option<&str>,
+) -> Result<String, AppError> {
     if let Some(url) = &state.core.approvals.public_base_url {
         return Ok(url.clone());
     }
+    // HTTP/2 carries the address in the URI's authority rather than a Host header.
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
+        .or(authority)
         .filter(|h| {
             !h.is_empty()
                 && h.len() <= 255
@@ -111,9 +117,10 @@ pub async fn request(
     State(state): State<AppState>,
     user: CurrentUser,
     headers: HeaderMap,
+    uri: axum::http::Uri,
     ApiPath(id): ApiPath<Uuid>,
 ) -> Result<(StatusCode, Json<Value>), AppError> {
-    let base = base_url(&state, &headers)?;
+    let base = base_url(&state, &headers, uri.authority().map(|a| a.as_str()))?;
     let link_days = state.core.approvals.link_days;
     let mail_on = state.core.mail.smtp_url.is_some();
     let (request, enqueued) = retry_transient(|| async {
@@ -143,11 +150,7 @@ pub async fn request(
         (None, _) => json!({"status": "NOT_SENT", "to": null,
             "reason": "the villa's owner has no e-mail address: send approvalUrl yourself"}),
     };
-    let estimate: serde_json::Map<String, Value> = request
-        .estimate
-        .iter()
-        .map(|(c, a)| (c.clone(), Value::String(format!("{a:.2}"))))
-        .collect();
+    let estimate = approvals::estimate_json(&request.estimate);
     Ok((
         StatusCode::CREATED,
         Json(json!({

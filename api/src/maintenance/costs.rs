@@ -16,7 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use uuid::Uuid;
 
 use crate::{
-    auth::CurrentUser,
+    auth::{CurrentUser, permissions},
     error::{AppError, retry_transient},
     extract::{ApiJson, ApiPath, ApiQuery, Object},
     paging::{JsonPageAnswer, Page, PageQuery},
@@ -80,11 +80,13 @@ pub async fn create(
 }
 
 /// Changes the members sent of a cost line and answers the work order (the approval is
-/// reassessed as on a new line).
+/// reassessed as on a new line). While the work order awaits the owner's approval, only managers
+/// and admins change its lines (409 `OWNER_APPROVAL_PENDING`).
 #[utoipa::path(patch, operation_id = "maintenance_work_orders_costs_update", path = "/maintenance/work-orders/{id}/costs/{costId}", tag = "maintenance",
     params(("id" = Uuid, Path), ("costId" = Uuid, Path)), request_body = CostLineUpdate,
     responses((status = 200, body = views::WorkOrderDetail),
-        (status = 404, description = "No such work order, or no such line on it")))]
+        (status = 404, description = "No such work order, or no such line on it"),
+        (status = 409, description = "`OWNER_APPROVAL_PENDING`: the work order awaits the owner's approval and the caller is not a manager or an admin")))]
 pub async fn update(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -101,9 +103,10 @@ pub async fn update(
         );
     }
     problems.finish()?;
+    let manager = permissions::may_cancel_work_orders(&user.roles);
     let order = retry_transient(|| async {
         let mut tx = state.pool.begin().await?;
-        costs::update(&mut tx, id, cost_id, &patch, &user.subject).await?;
+        costs::update(&mut tx, id, cost_id, &patch, manager, &user.subject).await?;
         let order = work_orders::get(&mut tx, id).await?;
         tx.commit().await?;
         Ok(order)
@@ -113,19 +116,21 @@ pub async fn update(
 }
 
 /// Removes a cost line and answers the work order; a waiting work order whose estimate no longer
-/// needs the owner goes back to its status before.
+/// needs the owner goes back to its status before. Managers and admins only (deleting).
 #[utoipa::path(delete, operation_id = "maintenance_work_orders_costs_delete", path = "/maintenance/work-orders/{id}/costs/{costId}", tag = "maintenance",
     params(("id" = Uuid, Path), ("costId" = Uuid, Path)),
     responses((status = 200, body = views::WorkOrderDetail),
+        (status = 403, description = "Managers and admins only"),
         (status = 404, description = "No such work order, or no such line on it")))]
 pub async fn delete(
     State(state): State<AppState>,
     user: CurrentUser,
     ApiPath((id, cost_id)): ApiPath<(Uuid, Uuid)>,
 ) -> Result<Json<Value>, AppError> {
+    let manager = permissions::may_cancel_work_orders(&user.roles);
     let order = retry_transient(|| async {
         let mut tx = state.pool.begin().await?;
-        costs::delete(&mut tx, id, cost_id, &user.subject).await?;
+        costs::delete(&mut tx, id, cost_id, manager, &user.subject).await?;
         let order = work_orders::get(&mut tx, id).await?;
         tx.commit().await?;
         Ok(order)

@@ -169,7 +169,8 @@ CANCELLED is final. ASSIGNED only through assign; only managers and admins cance
     responses((status = 200, body = views::WorkOrderDetail),
         (status = 403, description = "Cancelling needs a manager or an admin"),
         (status = 409, description = "`INVALID_STATUS_TRANSITION`: the message names the allowed next states; \
-`CHECKLIST_INCOMPLETE`: COMPLETED with an unanswered checklist item, the message naming them and `items` listing them")))]
+`CHECKLIST_INCOMPLETE`: COMPLETED with an unanswered checklist item, the message naming them and `items` listing them; \
+`OWNER_APPROVAL_REQUIRED`: an AWAITING_APPROVAL work order may only be cancelled until the owner decides")))]
 pub async fn update(
     State(state): State<AppState>,
     user: CurrentUser,
@@ -212,6 +213,9 @@ pub async fn update(
     let (order, evaluation) = retry_transient(|| async {
         let mut tx = state.pool.begin().await?;
         let drawn = work_orders::update(&mut tx, id, &change, &user.subject).await?;
+        // A work order reopened, or otherwise back in an open status, is judged against its
+        // owner-billed estimate again (lines added while it was COMPLETED, say).
+        domain::maintenance::approvals::reassess(&mut tx, id, &user.subject).await?;
         // The stock alerts of what a turnover's consumables drew, as every movement enqueues them.
         let evaluation = crate::inventory::evaluate_alerts_of(&mut tx, drawn).await?;
         let order = work_orders::get(&mut tx, id).await?;

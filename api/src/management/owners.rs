@@ -89,6 +89,7 @@ pub async fn create(
     responses((status = 200, body = super::ManagementOwner)))]
 pub async fn update(
     State(state): State<AppState>,
+    user: crate::auth::CurrentUser,
     ApiPath(id): ApiPath<Uuid>,
     ApiJson(body): ApiJson<Object>,
 ) -> Result<Json<Value>, AppError> {
@@ -98,6 +99,17 @@ pub async fn update(
     let patch = owners::parse(&body, Some(&stored), &state.cipher, &mut problems);
     problems.finish()?;
     owners::update(&mut tx, id, &patch).await?;
+    // The owner's threshold applies to their villas without one of their own.
+    if patch.saved_fields.iter().any(|f| f == "approvalThreshold") {
+        let villas: Vec<Uuid> = stored
+            .get("villa_ids")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str()?.parse().ok())
+            .collect();
+        domain::maintenance::approvals::reassess_villas(&mut tx, &villas, &user.subject).await?;
+    }
     let owner = owners::get(&mut tx, id).await?;
     tx.commit().await?;
     Ok(Json(owner))

@@ -109,6 +109,7 @@ pub async fn create(
     responses((status = 200, body = VillaDetail), (status = 400), (status = 401), (status = 403), (status = 404)))]
 pub async fn update(
     State(state): State<AppState>,
+    user: crate::auth::CurrentUser,
     ApiPath(id): ApiPath<Uuid>,
     ApiJson(body): ApiJson<Object>,
 ) -> Result<Json<VillaDetail>, AppError> {
@@ -117,6 +118,11 @@ pub async fn update(
     problems.finish()?;
     let mut tx = state.pool.begin().await?;
     villas::update(&mut tx, id, &input).await?;
+    // Another threshold or another owner (whose threshold applies): the villa's open work
+    // orders wait for the owner, or no longer, as their estimates now say.
+    if input.changes_approval() {
+        domain::maintenance::approvals::reassess_villas(&mut tx, &[id], &user.subject).await?;
+    }
     let villa = villas::get(&mut *tx, id).await?;
     tx.commit().await?;
     Ok(Json(villa))

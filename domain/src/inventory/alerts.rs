@@ -12,19 +12,22 @@
 //! is seen by it (migrations/0010_alert_resolution.sql).
 
 use chrono::NaiveDate;
-use sqlx::{PgConnection, Postgres, QueryBuilder};
+use sqlx::{Connection as _, PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
 
-/// The alerts of items that should have one: (type, severity, message, threshold) per cause.
-/// `$1`: one item or all (NULL); `$2`: days before expiry that raise an EXPIRY alert; `$3`:
-/// today, the company's day (`BUSINESS_TIME_ZONE`), not the database session's.
+/// The alerts of items that should have one: (type, severity, message, threshold, projected
+/// balance, run-out date) per cause. `$1`: one item or all (NULL); `$2`: days before expiry that
+/// raise an EXPIRY alert; `$3`: today, the company's day (`BUSINESS_TIME_ZONE`), not the database
+/// session's. The forecast's causes are the evaluation's temporary table `alert_forecast`
+/// ([`super::forecast::ALERT_CAUSES`]), computed once per evaluation.
 macro_rules! causes {
     () => {
         "
-    SELECT i.id AS item_id, c.type, c.severity, c.message, i.quantity, c.threshold
+    SELECT i.id AS item_id, c.type, c.severity, c.message, i.quantity, c.threshold,
+           NULL::numeric AS projected_balance, NULL::date AS run_out_date
     FROM inventory_items i
     CROSS JOIN LATERAL (VALUES
         ('LOW_STOCK', i.min_stock > 0 AND i.quantity <= i.min_stock,
@@ -41,7 +44,18 @@ macro_rules! causes {
               ELSE i.name || ' expires on ' || i.expiry_date END,
          NULL::numeric)
     ) AS c (type, present, severity, message, threshold)
-    WHERE i.archived_at IS NULL AND c.present AND ($1::uuid IS NULL OR i.id = $1)"
+    WHERE i.archived_at IS NULL AND c.present AND ($1::uuid IS NULL OR i.id = $1)
+    UNION ALL
+    SELECT i.id, 'FORECAST_SHORTAGE', f.severity,
+           CASE WHEN f.run_out IS NOT NULL
+                THEN i.name || ' runs out on ' || f.run_out || ' at the use the stays on the books imply ('
+                     || trim_scale(i.quantity) || ' ' || i.unit || ' held, ' || trim_scale(f.balance) || ' projected by '
+                     || f.last_day || ')'
+                ELSE i.name || ': ' || trim_scale(f.balance) || ' ' || i.unit || ' projected by ' || f.last_day
+                     || ', below the minimum of ' || trim_scale(i.min_stock) END,
+           i.quantity, i.min_stock, f.balance, f.run_out
+    FROM alert_forecast f JOIN inventory_items i ON i.id = f.item_id
+    WHERE i.archived_at IS NULL AND ($1::uuid IS NULL OR i.id = $1)"
     };
 }
 
@@ -75,9 +89,57 @@ pub async fn evaluate(
     conn: &mut PgConnection,
     item: Option<Uuid>,
     expiry_days: u32,
+    forecast: super::forecast::AlertWindows,
+    today: NaiveDate,
+) -> Result<Evaluated> {
+    let mut tx = conn.begin().await?;
+    let done = evaluate_in(&mut tx, item, expiry_days, forecast, today).await?;
+    tx.commit().await?;
+    Ok(done)
+}
+
+/// [`evaluate`] inside its transaction: the forecast's causes first (a temporary table dropped
+/// at commit), then the three statements.
+async fn evaluate_in(
+    conn: &mut PgConnection,
+    item: Option<Uuid>,
+    expiry_days: u32,
+    forecast: super::forecast::AlertWindows,
     today: NaiveDate,
 ) -> Result<Evaluated> {
     let days = i32::try_from(expiry_days).unwrap_or(i32::MAX);
+    // One item: its villa's items are the scope (a rule's line goes to the item of its SKU
+    // holding the most), and only its own causes are kept.
+    let property: Option<Uuid> = match item {
+        Some(item) => {
+            sqlx::query_scalar("SELECT property_id FROM inventory_items WHERE id = $1")
+                .bind(item)
+                .fetch_optional(&mut *conn)
+                .await?
+        }
+        None => None,
+    };
+    sqlx::query("DROP TABLE IF EXISTS pg_temp.alert_forecast")
+        .execute(&mut *conn)
+        .await?;
+    if item.is_some() && property.is_none() {
+        // No such item: nothing to forecast, and the statements below find nothing either.
+        sqlx::query(
+            "CREATE TEMP TABLE alert_forecast (item_id uuid, balance numeric, run_out date, severity text, last_day date)
+             ON COMMIT DROP",
+        )
+        .execute(&mut *conn)
+        .await?;
+    } else {
+        sqlx::query(super::forecast::ALERT_CAUSES)
+            .bind(property)
+            .bind(item.map(|i| vec![i]))
+            .bind(today)
+            .bind(super::forecast::after(today, forecast.alert_days))
+            .bind(super::forecast::after(today, forecast.critical_days))
+            .execute(&mut *conn)
+            .await?;
+    }
     // Freed slots first, so that the upsert below raises their new alert in this same run.
     let resolved = sqlx::query(concat!(
         "UPDATE inventory_alerts a SET status = 'RESOLVED', resolution_action = 'AUTO_RESOLVED',
@@ -114,19 +176,22 @@ pub async fn evaluate(
     // on the row's latest version).
     let opened: i64 = sqlx::query_scalar(concat!(
         "WITH upserted AS (
-            INSERT INTO inventory_alerts (id, item_id, type, severity, message, current_quantity, threshold)
-            SELECT uuid_v7(), item_id, type, severity, message, quantity, threshold FROM (",
+            INSERT INTO inventory_alerts (id, item_id, type, severity, message, current_quantity, threshold,
+                projected_balance, run_out_date)
+            SELECT uuid_v7(), item_id, type, severity, message, quantity, threshold, projected_balance, run_out_date
+            FROM (",
         causes!(),
         ") causes ORDER BY item_id, type
             ON CONFLICT (item_id, type) WHERE cause_present DO UPDATE
                 SET severity = EXCLUDED.severity, message = EXCLUDED.message,
                     current_quantity = EXCLUDED.current_quantity, threshold = EXCLUDED.threshold,
+                    projected_balance = EXCLUDED.projected_balance, run_out_date = EXCLUDED.run_out_date,
                     updated_at = now()
                 WHERE inventory_alerts.status <> 'RESOLVED'
                   AND (inventory_alerts.severity, inventory_alerts.message, inventory_alerts.current_quantity,
-                       inventory_alerts.threshold)
+                       inventory_alerts.threshold, inventory_alerts.projected_balance, inventory_alerts.run_out_date)
                       IS DISTINCT FROM (EXCLUDED.severity, EXCLUDED.message, EXCLUDED.current_quantity,
-                       EXCLUDED.threshold)
+                       EXCLUDED.threshold, EXCLUDED.projected_balance, EXCLUDED.run_out_date)
             RETURNING xmax = 0 AS inserted)
          SELECT count(*) FILTER (WHERE inserted) FROM upserted"
     ))
@@ -151,6 +216,7 @@ macro_rules! alert_view {
             'property', jsonb_build_object('id', v.id, 'name', v.villa_name),
             'location', jsonb_build_object('id', l.id, 'name', l.name),
             'message', a.message, 'currentQuantity', a.current_quantity, 'threshold', a.threshold,
+            'projectedBalance', a.projected_balance, 'runOutDate', a.run_out_date,
             'expiryDate', i.expiry_date, 'condition', i.condition,
             'createdAt', a.created_at, 'updatedAt', a.updated_at,
             'acknowledgedBy', a.acknowledged_by, 'acknowledgedAt', a.acknowledged_at,

@@ -28,6 +28,10 @@ pub const CREATE_FIELDS: &[FieldSpec] = &[
     field("currency", "currency", Kind::Currency),
     field("expiryDate", "expiry_date", Kind::Date),
     field("description", "description", Kind::Text(2000)),
+    // The item's own expected use (the supplies forecast): per stay, on its checkout day, and
+    // per occupied night.
+    field("usePerStay", "use_per_stay", Kind::Amount(3)),
+    field("usePerNight", "use_per_night", Kind::Amount(3)),
 ];
 
 /// What an update may change. The quantity is not among them: it moves with the ledger; the
@@ -44,6 +48,10 @@ pub const UPDATE_FIELDS: &[FieldSpec] = &[
     field("currency", "currency", Kind::Currency),
     field("expiryDate", "expiry_date", Kind::Date),
     field("description", "description", Kind::Text(2000)),
+    // The item's own expected use (the supplies forecast): per stay, on its checkout day, and
+    // per occupied night.
+    field("usePerStay", "use_per_stay", Kind::Amount(3)),
+    field("usePerNight", "use_per_night", Kind::Amount(3)),
 ];
 
 /// The message of a 400 for `quantity` in an update.
@@ -139,9 +147,11 @@ pub async fn create(conn: &mut PgConnection, mut patch: Patch, by: &str) -> Resu
     let id = Uuid::now_v7();
     sqlx::query(
         "INSERT INTO inventory_items (id, property_id, location_id, name, sku, category, unit, quantity, min_stock,
-                                      max_stock, condition, unit_cost, currency, expiry_date, description)
+                                      max_stock, condition, unit_cost, currency, expiry_date, description,
+                                      use_per_stay, use_per_night)
          SELECT $1, property_id, location_id, name, sku, category, unit, coalesce(quantity, 0), coalesce(min_stock, 0),
-                max_stock, condition, unit_cost, coalesce(currency, 'THB'), expiry_date, description
+                max_stock, condition, unit_cost, coalesce(currency, 'THB'), expiry_date, description,
+                use_per_stay, use_per_night
          FROM jsonb_populate_record(NULL::inventory_items, $2)",
     )
     .bind(id)
@@ -183,7 +193,8 @@ pub async fn update(conn: &mut PgConnection, id: Uuid, mut patch: Patch) -> Resu
         "UPDATE inventory_items i SET name = r.name, sku = r.sku, category = r.category, unit = r.unit,
                 min_stock = coalesce(r.min_stock, 0), max_stock = r.max_stock, condition = r.condition,
                 unit_cost = r.unit_cost, currency = coalesce(r.currency, 'THB'), expiry_date = r.expiry_date,
-                description = r.description, updated_at = now()
+                description = r.description, use_per_stay = r.use_per_stay, use_per_night = r.use_per_night,
+                updated_at = now()
          FROM jsonb_populate_record((SELECT s FROM inventory_items s WHERE s.id = $1), $2) r
          WHERE i.id = $1",
     )
@@ -217,6 +228,7 @@ macro_rules! item_view {
             'property', jsonb_build_object('id', v.id, 'name', v.villa_name),
             'location', jsonb_build_object('id', l.id, 'name', l.name),
             'quantity', i.quantity, 'unit', i.unit, 'minStock', i.min_stock, 'maxStock', i.max_stock,
+            'usePerStay', i.use_per_stay, 'usePerNight', i.use_per_night,
             'condition', i.condition, 'unitCost', i.unit_cost, 'currency', i.currency,
             'expiryDate', i.expiry_date, 'description', i.description,
             'lowStock', i.min_stock > 0 AND i.quantity <= i.min_stock,

@@ -5,6 +5,7 @@
 
 pub mod alerts;
 pub mod categories;
+pub mod forecast;
 pub mod items;
 pub mod locations;
 pub mod movements;
@@ -67,7 +68,7 @@ pub const TRANSFER_STATUSES: &[&str] = &[
     "CANCELLED",
 ];
 
-pub const ALERT_TYPES: &[&str] = &["LOW_STOCK", "CONDITION", "EXPIRY"];
+pub const ALERT_TYPES: &[&str] = &["LOW_STOCK", "CONDITION", "EXPIRY", "FORECAST_SHORTAGE"];
 pub const ALERT_STATUSES: &[&str] = &["ACTIVE", "ACKNOWLEDGED", "RESOLVED"];
 /// What the alert list's `status` filter takes: a status, or `OPEN` (ACTIVE or ACKNOWLEDGED).
 pub const ALERT_STATUS_FILTERS: &[&str] = &["ACTIVE", "ACKNOWLEDGED", "RESOLVED", "OPEN"];
@@ -119,6 +120,11 @@ pub mod views {
         unit: String,
         min_stock: f64,
         max_stock: Option<f64>,
+        /// The item's own expected use per stay (on its checkout day), for the supplies
+        /// forecast; null when none.
+        use_per_stay: Option<f64>,
+        /// The item's own expected use per occupied night; null when none.
+        use_per_night: Option<f64>,
         /// NEW, EXCELLENT, GOOD, FAIR, POOR, DAMAGED.
         condition: Option<String>,
         /// The weighted average cost of the stock held, up to 4 decimal places.
@@ -299,13 +305,14 @@ pub mod views {
     #[schema(rename_all = "camelCase")]
     pub struct Alert {
         id: Uuid,
-        /// LOW_STOCK, CONDITION, EXPIRY.
+        /// LOW_STOCK, CONDITION, EXPIRY, FORECAST_SHORTAGE.
         #[schema(rename = "type")]
         kind: String,
         /// ACTIVE, ACKNOWLEDGED, RESOLVED.
         status: String,
-        /// CRITICAL for a quantity of 0 or a past expiry, otherwise WARNING. A resolved alert
-        /// keeps the severity it was resolved at.
+        /// CRITICAL for a quantity of 0, a past expiry or a forecast run-out within
+        /// FORECAST_CRITICAL_DAYS, otherwise WARNING. A resolved alert keeps the severity it was
+        /// resolved at.
         severity: String,
         item_id: Uuid,
         property_id: Uuid,
@@ -315,8 +322,14 @@ pub mod views {
         location: NamedRef,
         message: String,
         current_quantity: f64,
-        /// The minimum (LOW_STOCK); null otherwise.
+        /// The minimum (LOW_STOCK, FORECAST_SHORTAGE); null otherwise.
         threshold: Option<f64>,
+        /// FORECAST_SHORTAGE: the balance projected at the end of FORECAST_ALERT_DAYS, as
+        /// `/inventory/reports/forecast?days=FORECAST_ALERT_DAYS` shows it; null otherwise.
+        projected_balance: Option<f64>,
+        /// FORECAST_SHORTAGE: the day the stock runs out at the expected use; null when it lasts
+        /// the window, and for other types.
+        run_out_date: Option<NaiveDate>,
         expiry_date: Option<NaiveDate>,
         condition: Option<String>,
         created_at: DateTime<Utc>,

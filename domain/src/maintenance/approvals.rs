@@ -128,12 +128,24 @@ pub fn describe(estimate: &Estimate) -> String {
         .join(", ")
 }
 
-fn estimate_json(estimate: &Estimate) -> Value {
+/// An estimate as the API and the approval rows keep it: `{"USD": "620.00"}`.
+pub fn estimate_json(estimate: &Estimate) -> Value {
     estimate
         .iter()
         .map(|(c, a)| (c.clone(), Value::String(format!("{a:.2}"))))
         .collect::<serde_json::Map<_, _>>()
         .into()
+}
+
+/// An estimate read back from [`estimate_json`]'s form (members that are not amounts are left
+/// out).
+pub fn parse_estimate(value: &Value) -> Estimate {
+    value
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(c, a)| Some((c.clone(), a.as_str()?.parse().ok()?)))
+        .collect()
 }
 
 /// Whether `estimate` needs the owner's approval under `threshold`: some amount above it, or any
@@ -192,13 +204,7 @@ async fn approved_estimate(conn: &mut PgConnection, work_order: Uuid) -> Result<
     .bind(work_order)
     .fetch_optional(&mut *conn)
     .await?;
-    Ok(approved.map(|v| {
-        v.as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(c, a)| Some((c.clone(), a.as_str()?.parse().ok()?)))
-            .collect()
-    }))
+    Ok(approved.as_ref().map(parse_estimate))
 }
 
 /// Closes the unused links of a work order (a later request, a decision, the need gone).
@@ -238,11 +244,28 @@ pub async fn reassess(conn: &mut PgConnection, work_order: Uuid, by: &str) -> Re
             .await?
             .is_some_and(|approved| covers(&approved, &estimate));
     let skipped = (needs && emergency).then_some("EMERGENCY");
-    sqlx::query("UPDATE work_orders SET approval_skipped = $2 WHERE id = $1 AND approval_skipped IS DISTINCT FROM $2")
-        .bind(work_order)
-        .bind(skipped)
-        .execute(&mut *conn)
+    let flagged = sqlx::query(
+        "UPDATE work_orders SET approval_skipped = $2 WHERE id = $1 AND approval_skipped IS DISTINCT FROM $2",
+    )
+    .bind(work_order)
+    .bind(skipped)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if flagged > 0 && skipped.is_some() {
+        record_history(
+            conn,
+            work_order,
+            Some(&status),
+            &status,
+            Some(&format!(
+                "the owner-billed estimate ({}) would need the owner's approval; skipped: an emergency",
+                describe(&estimate)
+            )),
+            by,
+        )
         .await?;
+    }
     let hold = needs && !emergency;
     let waiting = status == "AWAITING_APPROVAL";
     if hold && !waiting {
@@ -507,19 +530,6 @@ pub async fn page(conn: &mut PgConnection, id: Uuid) -> Result<ApprovalPage> {
     })
 }
 
-/// Whether `note_id` is a PHOTO field note of the work order of approval `id` (what the owner's
-/// page may show of the store).
-pub async fn page_shows_photo(conn: &mut PgConnection, id: Uuid, note_id: Uuid) -> Result<bool> {
-    Ok(sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM work_order_approvals a JOIN field_notes n ON n.work_order_id = a.work_order_id
-             WHERE a.id = $1 AND a.channel = 'LINK' AND n.id = $2 AND n.type = 'PHOTO')",
-    )
-    .bind(id)
-    .bind(note_id)
-    .fetch_one(&mut *conn)
-    .await?)
-}
-
 /// What a decision on the owner's page came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkDecision {
@@ -693,7 +703,8 @@ pub async fn mail_to_send(conn: &mut PgConnection, id: Uuid) -> Result<Option<Li
         "SELECT a.email_to, a.base_url, v.villa_name, w.title, a.estimate, a.expires_at
          FROM work_order_approvals a JOIN work_orders w ON w.id = a.work_order_id JOIN villas v ON v.id = w.villa_id
          WHERE a.id = $1 AND a.channel = 'LINK' AND a.email_to IS NOT NULL AND a.email_sent_at IS NULL
-           AND a.decision IS NULL AND a.superseded_at IS NULL AND a.expires_at > now()",
+           AND a.decision IS NULL AND a.superseded_at IS NULL AND a.expires_at > now()
+           AND w.status = 'AWAITING_APPROVAL'",
     )
     .bind(id)
     .fetch_optional(&mut *conn)
@@ -703,37 +714,65 @@ pub async fn mail_to_send(conn: &mut PgConnection, id: Uuid) -> Result<Option<Li
         base_url: r.base_url,
         villa_name: r.villa_name,
         title: r.title,
-        estimate: r
-            .estimate
-            .as_object()
-            .into_iter()
-            .flatten()
-            .filter_map(|(c, a)| Some((c.clone(), a.as_str()?.parse().ok()?)))
-            .collect(),
+        estimate: parse_estimate(&r.estimate),
         expires_at: r.expires_at,
     }))
 }
 
-/// Records that the e-mail of request `id` went out, in the request and the work order's history.
+/// Records that the e-mail of request `id` went out, in the request and the work order's
+/// history, in one transaction that locks the work order first (as decisions do).
 pub async fn mark_mail_sent(conn: &mut PgConnection, id: Uuid) -> Result<()> {
-    let row: Option<(Uuid, String, String)> = sqlx::query_as(
-        "UPDATE work_order_approvals a SET email_sent_at = now() FROM work_orders w
-         WHERE a.id = $1 AND w.id = a.work_order_id AND a.email_sent_at IS NULL
-         RETURNING a.work_order_id, w.status, a.email_to",
+    use sqlx::Connection as _;
+    let mut tx = conn.begin().await?;
+    let work_order: Option<Uuid> =
+        sqlx::query_scalar("SELECT work_order_id FROM work_order_approvals WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(work_order) = work_order else {
+        return Ok(());
+    };
+    let status = super::work_orders::lock(&mut tx, work_order).await?;
+    let to: Option<Option<String>> = sqlx::query_scalar(
+        "UPDATE work_order_approvals SET email_sent_at = now()
+         WHERE id = $1 AND email_sent_at IS NULL RETURNING email_to",
     )
     .bind(id)
-    .fetch_optional(&mut *conn)
+    .fetch_optional(&mut *tx)
     .await?;
-    if let Some((work_order, status, to)) = row {
+    if let Some(to) = to {
         record_history(
-            conn,
+            &mut tx,
             work_order,
             Some(&status),
             &status,
-            Some(&format!("approval e-mail sent to {to}")),
+            Some(&format!(
+                "approval e-mail sent to {}",
+                to.as_deref().unwrap_or("the owner")
+            )),
             "mail",
         )
         .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Reassesses the open work orders of `villas` that have owner-billed estimates or wait for the
+/// owner: what a changed threshold (a villa's, its owner's) or a villa's new owner implies.
+pub async fn reassess_villas(conn: &mut PgConnection, villas: &[Uuid], by: &str) -> Result<()> {
+    let orders: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT w.id FROM work_orders w
+         WHERE w.villa_id = ANY($1) AND w.status IN ('OPEN', 'ASSIGNED', 'IN_PROGRESS', 'ON_HOLD', 'AWAITING_APPROVAL')
+           AND EXISTS (SELECT 1 FROM work_order_costs c
+                       WHERE c.work_order_id = w.id AND c.bill_to = 'OWNER' AND c.estimate)
+         ORDER BY w.id",
+    )
+    .bind(villas)
+    .fetch_all(&mut *conn)
+    .await?;
+    for id in orders {
+        reassess(conn, id, by).await?;
     }
     Ok(())
 }

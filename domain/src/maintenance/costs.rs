@@ -3,7 +3,6 @@
 //! lines reassesses whether the owner must approve ([`super::approvals::reassess`]), under the
 //! work order's row lock.
 
-use serde_json::Value;
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -50,20 +49,6 @@ pub async fn list(
     .await
 }
 
-/// One line of the work order (404 `COST_LINE_NOT_FOUND` otherwise).
-pub async fn get(conn: &mut PgConnection, work_order: Uuid, id: Uuid) -> Result<Value> {
-    sqlx::query_scalar(concat!(
-        "SELECT ",
-        super::work_orders::cost_line!(),
-        " FROM work_order_costs c WHERE c.id = $1 AND c.work_order_id = $2"
-    ))
-    .bind(id)
-    .bind(work_order)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(Error::NotFound("cost line"))
-}
-
 /// Adds a line from a checked [`COST_FIELDS`] create patch, then reassesses the approval.
 pub async fn create(
     conn: &mut PgConnection,
@@ -99,15 +84,30 @@ pub async fn create(
     Ok(id)
 }
 
-/// Changes the fields sent, then reassesses the approval.
+/// While the owner is asked to approve the lines, only a manager changes or removes them (adding
+/// one is anyone's: it can only ask for more): 409 `OWNER_APPROVAL_PENDING` otherwise.
+fn check_may_change(status: &str, manager: bool) -> Result<()> {
+    if status == "AWAITING_APPROVAL" && !manager {
+        return Err(Error::conflict(
+            "OWNER_APPROVAL_PENDING",
+            "the work order awaits the owner's approval of these lines: only managers and admins change or remove them now",
+        ));
+    }
+    Ok(())
+}
+
+/// Changes the fields sent, then reassesses the approval. `manager`: the caller may change the
+/// lines an owner is asked to approve.
 pub async fn update(
     conn: &mut PgConnection,
     work_order: Uuid,
     id: Uuid,
     patch: &Patch,
+    manager: bool,
     by: &str,
 ) -> Result<()> {
-    super::work_orders::lock(conn, work_order).await?;
+    let status = super::work_orders::lock(conn, work_order).await?;
+    check_may_change(&status, manager)?;
     let done = sqlx::query(
         "UPDATE work_order_costs c SET (kind, description, amount, currency, bill_to, estimate) =
              (SELECT kind, description, amount, currency, bill_to, estimate FROM jsonb_populate_record(c, $3)),
@@ -126,8 +126,15 @@ pub async fn update(
 }
 
 /// Removes a line, then reassesses the approval.
-pub async fn delete(conn: &mut PgConnection, work_order: Uuid, id: Uuid, by: &str) -> Result<()> {
-    super::work_orders::lock(conn, work_order).await?;
+pub async fn delete(
+    conn: &mut PgConnection,
+    work_order: Uuid,
+    id: Uuid,
+    manager: bool,
+    by: &str,
+) -> Result<()> {
+    let status = super::work_orders::lock(conn, work_order).await?;
+    check_may_change(&status, manager)?;
     let done = sqlx::query("DELETE FROM work_order_costs WHERE id = $1 AND work_order_id = $2")
         .bind(id)
         .bind(work_order)

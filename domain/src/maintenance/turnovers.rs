@@ -72,21 +72,24 @@ WHERE (r.check_out >= $1::date - 31 AND r.check_in <= $2::date + 31)
                WHERE task_rule_id IS NOT NULL AND reservation_id IS NOT NULL
                  AND status IN ('OPEN', 'ASSIGNED', 'ON_HOLD', 'IN_PROGRESS'))";
 
-/// The occurrences of every active rule over the stays (step 2), each with the rule as this
-/// statement read it: a rule changed later in the run is followed by the next run (enqueued by
-/// the change), since the work orders record the revision whose dates they were given.
-const OCCURRENCES: &str = "
-CREATE TEMP TABLE turnover_occurrences ON COMMIT DROP AS
-SELECT ru.id AS task_rule_id, s.id AS reservation_id, s.villa_id, o.idx AS occurrence_index, o.due,
-       s.check_in AS stay_check_in, s.check_out AS stay_check_out, ru.trigger, ru.revision,
-       coalesce(ru.title, ru.name) AS title, ru.category, ru.priority
-FROM task_rules ru
-JOIN turnover_stays s
-  ON s.villa_id IS NOT NULL
+// Whether rule `ru` applies to stay `s` (its `villa_id`, `status`): a stay of a villa that counts
+// (`CONFIRMED`, or an owner stay for a rule that includes them), of a villa the rule names, or any
+// villa when it names none. The supplies forecast reads the calendar through the same words.
+macro_rules! rule_applies_to_stay {
+    () => {
+        "s.villa_id IS NOT NULL
  AND (s.status = 'CONFIRMED' OR (s.status = 'OWNER_STAY' AND ru.include_owner_stays))
  AND (NOT EXISTS (SELECT 1 FROM task_rule_villas v WHERE v.task_rule_id = ru.id)
-      OR EXISTS (SELECT 1 FROM task_rule_villas v WHERE v.task_rule_id = ru.id AND v.villa_id = s.villa_id))
-CROSS JOIN LATERAL (
+      OR EXISTS (SELECT 1 FROM task_rule_villas v WHERE v.task_rule_id = ru.id AND v.villa_id = s.villa_id))"
+    };
+}
+pub(crate) use rule_applies_to_stay;
+
+// The occurrences (`o.idx`, `o.due`) of rule `ru` over stay `s` (`check_in`, `check_out`): one on
+// the checkout or the arrival, plus the offset; or every `every_nights` nights of the stay.
+macro_rules! rule_occurrences {
+    () => {
+        "CROSS JOIN LATERAL (
     SELECT 0 AS idx,
            (CASE ru.trigger WHEN 'CHECKOUT' THEN s.check_out ELSE s.check_in END) + ru.offset_days AS due
     WHERE ru.trigger <> 'MID_STAY'
@@ -96,8 +99,30 @@ CROSS JOIN LATERAL (
     -- not enumerate thousands of rows on every run.
     FROM generate_series(1, least(400, greatest(0, (s.check_out - s.check_in - 1) / ru.every_nights))) AS n
     WHERE ru.trigger = 'MID_STAY'
-) o
-WHERE ru.archived_at IS NULL";
+) o"
+    };
+}
+pub(crate) use rule_occurrences;
+
+/// The occurrences of every active rule over the stays (step 2), each with the rule as this
+/// statement read it: a rule changed later in the run is followed by the next run (enqueued by
+/// the change), since the work orders record the revision whose dates they were given.
+const OCCURRENCES: &str = concat!(
+    "
+CREATE TEMP TABLE turnover_occurrences ON COMMIT DROP AS
+SELECT ru.id AS task_rule_id, s.id AS reservation_id, s.villa_id, o.idx AS occurrence_index, o.due,
+       s.check_in AS stay_check_in, s.check_out AS stay_check_out, ru.trigger, ru.revision,
+       coalesce(ru.title, ru.name) AS title, ru.category, ru.priority
+FROM task_rules ru
+JOIN turnover_stays s
+  ON ",
+    rule_applies_to_stay!(),
+    "
+",
+    rule_occurrences!(),
+    "
+WHERE ru.archived_at IS NULL"
+);
 
 /// Open work orders follow what changed since they were placed (step 3): their rule (its
 /// revision: the rule's title, category and date), their villa, or the stay's date their rule
@@ -115,7 +140,7 @@ WITH changed AS (
                 ELSE w.stay_check_in IS DISTINCT FROM o.stay_check_in END AS stay_moved
     FROM work_orders w
     JOIN turnover_occurrences o USING (task_rule_id, reservation_id, occurrence_index)
-    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
+    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD', 'AWAITING_APPROVAL')
       AND (w.villa_id <> o.villa_id
            OR w.task_rule_revision IS DISTINCT FROM o.revision
            OR w.stay_check_in IS DISTINCT FROM o.stay_check_in
@@ -229,14 +254,15 @@ WITH gone AS (
     FROM work_orders w
     JOIN turnover_stays s ON s.id = w.reservation_id
     JOIN task_rules ru ON ru.id = w.task_rule_id AND ru.archived_at IS NULL
-    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
+    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD', 'AWAITING_APPROVAL')
       AND NOT EXISTS (SELECT 1 FROM turnover_occurrences o
                       WHERE (o.task_rule_id, o.reservation_id, o.occurrence_index)
                           = (w.task_rule_id, w.reservation_id, w.occurrence_index))
     FOR UPDATE OF w
 ),
 cancelled AS (
-    UPDATE work_orders w SET status = 'CANCELLED', stay_cancelled = true, updated_at = now()
+    UPDATE work_orders w SET status = 'CANCELLED', stay_cancelled = true, status_before_approval = NULL,
+        updated_at = now()
     FROM gone g WHERE w.id = g.id
     RETURNING w.id
 ),
@@ -267,8 +293,9 @@ WHERE s.id = w.reservation_id AND ru.id = w.task_rule_id AND ru.archived_at IS N
                                = (w.task_rule_id, w.reservation_id, w.occurrence_index)
                              AND o.due::timestamptz = w.due_date)))";
 
-/// A stay that came back brings back the work orders cancelled with it, when still ahead.
-/// `$1` the generator, `$2` today.
+/// A stay that came back brings back the work orders cancelled with it, when still ahead;
+/// answers their ids (those with owner-billed estimates wait for the owner again:
+/// [`super::approvals::reassess`]). `$1` the generator, `$2` today.
 const RESTORE: &str = "
 WITH back AS (
     SELECT w.id, o.due, o.villa_id, o.stay_check_in, o.stay_check_out
@@ -288,9 +315,9 @@ restored AS (
 history AS (
     INSERT INTO work_order_history (id, work_order_id, from_status, to_status, reason, changed_by)
     SELECT uuid_v7(), id, 'CANCELLED', status, 'reservation restored', $1 FROM restored
-    RETURNING 1
+    RETURNING work_order_id
 )
-SELECT count(*) FROM history";
+SELECT coalesce(array_agg(work_order_id), '{}') FROM history";
 
 /// The occurrences inside the horizon without a work order get one, with the rule's checklist
 /// (step 4). `$1` the generator, `$2` today, `$3` the horizon's end.
@@ -347,14 +374,14 @@ WITH wanted AS MATERIALIZED (
     FROM work_orders w
     JOIN turnover_stays s ON s.id = w.reservation_id
     JOIN task_rules ru ON ru.id = w.task_rule_id AND ru.archived_at IS NULL AND ru.trigger = 'CHECKOUT'
-    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD') AND s.villa_id IS NOT NULL
+    WHERE w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD', 'AWAITING_APPROVAL') AND s.villa_id IS NOT NULL
 )
 UPDATE work_orders w
 SET same_day_turnover = x.same_day,
     priority = CASE WHEN x.same_day AND x.priority IN ('LOW', 'MEDIUM') THEN 'HIGH' ELSE x.priority END,
     updated_at = now()
 FROM wanted x
-WHERE w.id = x.id AND w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD')
+WHERE w.id = x.id AND w.status IN ('OPEN', 'ASSIGNED', 'ON_HOLD', 'AWAITING_APPROVAL')
   AND (w.same_day_turnover <> x.same_day
        OR w.priority <> CASE WHEN x.same_day AND x.priority IN ('LOW', 'MEDIUM') THEN 'HIGH' ELSE x.priority END)";
 
@@ -391,11 +418,24 @@ pub async fn generate(conn: &mut PgConnection, horizon: Horizon) -> Result<Gener
     let count = |n: i64| u64::try_from(n).unwrap_or(0);
     // Work cancelled with its stay comes back first, so that it then follows the rule like the
     // rest (a rule may have changed while it was cancelled).
-    let restored: i64 = sqlx::query_scalar(RESTORE)
+    let restored: Vec<uuid::Uuid> = sqlx::query_scalar(RESTORE)
         .bind(GENERATOR)
         .bind(horizon.today)
         .fetch_one(&mut *tx)
         .await?;
+    // A restored work order with an owner-billed estimate waits for the owner again, as when
+    // its lines were written.
+    let estimated: Vec<uuid::Uuid> = sqlx::query_scalar(
+        "SELECT DISTINCT work_order_id FROM work_order_costs
+         WHERE work_order_id = ANY($1) AND bill_to = 'OWNER' AND estimate ORDER BY 1",
+    )
+    .bind(&restored)
+    .fetch_all(&mut *tx)
+    .await?;
+    for id in estimated {
+        super::approvals::reassess(&mut tx, id, GENERATOR).await?;
+    }
+    let restored = i64::try_from(restored.len()).unwrap_or(i64::MAX);
     sqlx::query(
         "CREATE TEMP TABLE turnover_rule_changed (work_order_id uuid PRIMARY KEY, task_rule_id uuid NOT NULL)
          ON COMMIT DROP",

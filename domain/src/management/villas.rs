@@ -578,6 +578,17 @@ impl VillaInput {
     fn is_empty(&self) -> bool {
         self.patch.is_empty() && self.status.is_none() && self.owner_id.is_none()
     }
+
+    /// Whether the update changes which approval threshold applies: the villa's own, or its
+    /// owner (whose threshold applies when the villa has none).
+    pub fn changes_approval(&self) -> bool {
+        self.owner_id.is_some()
+            || self
+                .patch
+                .saved_fields
+                .iter()
+                .any(|f| f == "approvalThreshold")
+    }
 }
 
 /// The owner a villa is to be linked to must exist.

@@ -242,7 +242,7 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
         &app,
         Method::PATCH,
         &format!("/maintenance/work-orders/{order}/costs/{eur}"),
-        "staff",
+        "manager",
         Some(json!({"billTo": "COMPANY"})),
     )
     .await;
@@ -268,13 +268,15 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
     .await;
     assert_eq!(status, 200, "{v}");
     assert_eq!(money(&v["approvalThreshold"]), usd(1000.0));
-    // A threshold change is read at the next change of the lines.
-    let o = cost(&app, order, "1", "USD", "COMPANY", true).await;
+    // A changed threshold moves the villa's work orders at once.
+    let o = detail(&app, order).await;
     assert_eq!(
         o["status"], "ASSIGNED",
-        "USD 701 under the villa's 1000: {o}"
+        "USD 700 under the villa's 1000: {o}"
     );
     assert_eq!(money(&o["approvalThreshold"]), usd(1000.0));
+    let o = cost(&app, order, "1", "USD", "COMPANY", true).await;
+    assert_eq!(o["status"], "ASSIGNED");
     let (status, v) = send(
         &app,
         Method::PATCH,
@@ -285,6 +287,11 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
     .await;
     assert_eq!(status, 200, "{v}");
     assert!(v["approvalThreshold"].is_null());
+    assert_eq!(
+        detail(&app, order).await["status"],
+        "AWAITING_APPROVAL",
+        "the owner's 500 applies again"
+    );
     // No threshold at all: nothing needs approval.
     let (status, _) = send(
         &app,
@@ -295,6 +302,11 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
     )
     .await;
     assert_eq!(status, 200);
+    assert_eq!(
+        detail(&app, order).await["status"],
+        "ASSIGNED",
+        "no threshold: nothing to wait for"
+    );
     let o = cost(&app, order, "99999", "JPY", "OWNER", true).await;
     assert_eq!(o["status"], "ASSIGNED", "{o}");
     assert!(o["approvalThreshold"].is_null());
@@ -364,6 +376,39 @@ async fn the_owner_billed_estimate_above_the_threshold_holds_the_work_order(pool
         body["pagination"]["total"], 8,
         "nine lines added, one removed"
     );
+    // While the owner is asked, staff cannot change the lines; a manager can.
+    let (status, v) = send(
+        &app,
+        Method::PATCH,
+        &format!("/management/villas/{villa}"),
+        "manager",
+        Some(json!({"approvalThreshold": {"amount": 500, "currency": "USD"}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let o = detail(&app, order).await;
+    assert_eq!(o["status"], "AWAITING_APPROVAL", "{o}");
+    let line = body["data"][0]["id"].as_str().unwrap().to_owned();
+    let path = format!("/maintenance/work-orders/{order}/costs/{line}");
+    let (status, refused) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "staff",
+        Some(json!({"billTo": "COMPANY"})),
+    )
+    .await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "OWNER_APPROVAL_PENDING");
+    let (status, o) = send(
+        &app,
+        Method::PATCH,
+        &path,
+        "manager",
+        Some(json!({"description": "Pump, checked"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{o}");
     // Viewers read costs but do not write them.
     let (status, _) = send(&app, Method::POST, &format!("/maintenance/work-orders/{order}/costs"), "viewer",
         Some(json!({"kind": "LABOUR", "description": "x", "amount": 1, "currency": "USD", "billTo": "OWNER", "estimate": true}))).await;
@@ -418,6 +463,34 @@ fn seen_of(html: &str) -> String {
         .expect("the form's estimate")
         + 19;
     html[at..].split('"').next().unwrap().to_owned()
+}
+
+/// A PHOTO field note of `order` (a 900 × 600 JPEG) sent as the technician's app sends it.
+async fn photo_note(app: &TestApp, order: Uuid) -> Uuid {
+    let img = image::RgbImage::from_fn(900, 600, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, 90])
+    });
+    let mut jpeg = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut jpeg, image::ImageFormat::Jpeg).unwrap();
+    let form = reqwest::multipart::Form::new()
+        .text("type", "PHOTO")
+        .text("workOrderId", order.to_string())
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(jpeg.into_inner())
+                .file_name("pump.jpg")
+                .mime_str("image/jpeg")
+                .unwrap(),
+        );
+    let res = app
+        .request(Method::POST, "/maintenance/field-notes", Some("staff"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = tests::json(res).await;
+    assert_eq!(status, 201, "{body}");
+    body["id"].as_str().unwrap().parse().unwrap()
 }
 
 async fn request_link(app: &TestApp, order: Uuid) -> Value {
@@ -507,14 +580,49 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
             .unwrap_or("")
             .contains("e-mail sent to maya@example.test")
     }));
-    // Enqueueing it again is a no-op, and a second run sends nothing.
+    // Enqueueing it again adds nothing, and a run of it now would find nothing to send.
+    let approval_id: Uuid = request["id"].as_str().unwrap().parse().unwrap();
+    {
+        use jobs::Job as _;
+        let mut tx = pool.begin().await.unwrap();
+        let again = jobs::mail::SendApprovalRequest { approval_id }
+            .enqueue(&mut tx)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+        assert!(!again.inserted, "one e-mail job per request");
+        let mut conn = pool.acquire().await.unwrap();
+        let left = domain::maintenance::approvals::mail_to_send(&mut conn, approval_id)
+            .await
+            .unwrap();
+        assert!(left.is_none(), "a sent request has nothing left to send");
+    }
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(mailbox.mails().len(), 1);
     drop(worker);
 
+    // A photo of the work: its field note, as a technician takes it.
+    let photo = photo_note(&app, order).await;
+
     // The page: the villa, the work order (escaped), the lines, the form; no script.
     let (status, html) = page(&app, &url).await;
     assert_eq!(status, 200, "{html}");
+    assert!(html.contains(&format!("photos/{photo}")), "{html}");
+    let res = app
+        .http
+        .get(format!("{url}/photos/{photo}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()[reqwest::header::CONTENT_TYPE], "image/jpeg");
+    let small = image::load_from_memory(&res.bytes().await.unwrap()).unwrap();
+    assert!(
+        small.width() <= 400 && small.height() <= 400,
+        "a thumbnail, not the 900 px original"
+    );
+    let (status, _) = page(&app, &format!("{url}/photos/{}", Uuid::now_v7())).await;
+    assert_eq!(status, 404, "a photo the page does not show");
     for text in [
         "Villa Kemboja",
         "Pool pump &lt;replacement&gt;",
@@ -561,6 +669,17 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     // A form without a decision, or with too long a note, changes nothing.
     let (status, html) = post_form(&app, &url, &[("seen", "USD 620.00")]).await;
     assert_eq!(status, 400, "{html}");
+    let (status, html) = post_form(
+        &app,
+        &url,
+        &[
+            ("decision", "APPROVED"),
+            ("note", "a\0b"),
+            ("seen", "USD 620.00"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400, "a NUL in the note: {html}");
     let long = "x".repeat(2001);
     let (status, _) = post_form(
         &app,
@@ -629,6 +748,9 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     let (status, _) = move_to(&app, order, "IN_PROGRESS").await;
     assert_eq!(status, 200, "an approved work order starts");
 
+    // A used link shows no photo any more.
+    let (status, _) = page(&app, &format!("{url}/photos/{photo}")).await;
+    assert_eq!(status, 404);
     // A second use: 410, nothing changes (not even a decline).
     let (status, html) = page(&app, &url).await;
     assert_eq!(status, 410, "{html}");
@@ -798,8 +920,16 @@ async fn a_phone_approval_is_recorded_and_an_emergency_skips_the_wait(pool: PgPo
     assert_eq!(status, 201, "{emergency}");
     let urgent: Uuid = emergency["workOrderId"].as_str().unwrap().parse().unwrap();
     let o = cost(&app, urgent, "2400", "USD", "OWNER", true).await;
-    assert_ne!(o["status"], "AWAITING_APPROVAL", "{o}");
+    assert_eq!(o["status"], "OPEN", "{o}");
     assert_eq!(o["approvalSkipped"], "EMERGENCY");
+    let last = o["history"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        last["reason"]
+            .as_str()
+            .unwrap()
+            .contains("skipped: an emergency"),
+        "{last}"
+    );
     let (status, body) = move_to(&app, urgent, "IN_PROGRESS").await;
     assert_eq!(status, 200, "{body}");
     // Under the threshold it is no longer flagged.
@@ -814,4 +944,60 @@ async fn a_phone_approval_is_recorded_and_an_emergency_skips_the_wait(pool: PgPo
     .await;
     assert_eq!(status, 200, "{o}");
     assert!(o["approvalSkipped"].is_null(), "{o}");
+}
+
+#[sqlx::test(migrator = "domain::MIGRATOR")]
+async fn two_answers_at_once_record_one_decision(pool: PgPool) {
+    let app = TestApp::spawn(pool.clone()).await;
+    let (_, villa) = owner_and_villa(&app, json!({"amount": 100, "currency": "USD"}), None).await;
+    let order = work_order(&app, villa, "Water heater").await;
+    cost(&app, order, "300", "USD", "OWNER", true).await;
+    let url = request_link(&app, order).await["approvalUrl"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The work order's row held by another transaction while both answers arrive: both wait on
+    // it, and the one that gets it second finds the link used.
+    let mut holder = pool.begin().await.unwrap();
+    let holder_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *holder)
+        .await
+        .unwrap();
+    sqlx::query("SELECT 1 FROM work_orders WHERE id = $1 FOR UPDATE")
+        .bind(order)
+        .execute(&mut *holder)
+        .await
+        .unwrap();
+    let approve = post_form(
+        &app,
+        &url,
+        &[("decision", "APPROVED"), ("seen", "USD 300.00")],
+    );
+    let decline = post_form(
+        &app,
+        &url,
+        &[("decision", "DECLINED"), ("seen", "USD 300.00")],
+    );
+    let release = async {
+        tests::wait_blocked_by(&pool, holder_pid, 2).await;
+        holder.commit().await.unwrap();
+    };
+    let ((a, _), (d, _), ()) = tokio::join!(approve, decline, release);
+    let mut statuses = [a, d];
+    statuses.sort_unstable();
+    assert_eq!(
+        statuses,
+        [200, 410],
+        "one decision recorded, the other refused"
+    );
+    let o = detail(&app, order).await;
+    let decided: Vec<&Value> = o["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| !a["decision"].is_null())
+        .collect();
+    assert_eq!(decided.len(), 1, "{o}");
+    let expected = if a == 200 { "OPEN" } else { "CANCELLED" };
+    assert_eq!(o["status"], expected, "{o}");
 }

@@ -78,9 +78,15 @@ async fn alert_rows(pool: &PgPool, item: &str) -> Vec<AlertRow> {
 /// One direct evaluation of `item` on `today`, on a connection of its own.
 async fn evaluate_now(pool: &PgPool, item: &str, today: NaiveDate) -> Evaluated {
     let mut conn = pool.acquire().await.unwrap();
-    domain::inventory::alerts::evaluate(&mut conn, Some(item.parse().unwrap()), 30, today)
-        .await
-        .unwrap()
+    domain::inventory::alerts::evaluate(
+        &mut conn,
+        Some(item.parse().unwrap()),
+        30,
+        Default::default(),
+        today,
+    )
+    .await
+    .unwrap()
 }
 
 async fn resolve(app: &TestApp, alert: &Value, action: &str) {
@@ -441,7 +447,7 @@ async fn a_fresh_cause_evaluated_by_many_callers_at_once_opens_one_alert(pool: P
         let only = (n % 2 == 0).then_some(one);
         racing.push(tokio::spawn(async move {
             barrier.wait().await;
-            domain::inventory::alerts::evaluate(&mut conn, only, 30, today)
+            domain::inventory::alerts::evaluate(&mut conn, only, 30, Default::default(), today)
                 .await
                 .unwrap()
                 .opened
@@ -506,8 +512,8 @@ async fn a_fresh_cause_evaluated_by_many_callers_at_once_opens_one_alert(pool: P
 async fn full_evaluation(app: &TestApp, tick: &str) {
     let mut tx = app.pool.begin().await.unwrap();
     let job = EvaluateStockAlerts {
-        item_id: None,
         tick: Some(tick.to_owned()),
+        ..Default::default()
     }
     .enqueue(&mut tx)
     .await
@@ -799,15 +805,15 @@ async fn the_periodic_evaluation_raises_expiry_alerts_as_dates_come_near(pool: P
     // The scheduler's tick: a full evaluation.
     let mut tx = pool.begin().await.unwrap();
     let tick = EvaluateStockAlerts {
-        item_id: None,
         tick: Some("900s-1".into()),
+        ..Default::default()
     }
     .enqueue(&mut tx)
     .await
     .unwrap();
     let same_tick = EvaluateStockAlerts {
-        item_id: None,
         tick: Some("900s-1".into()),
+        ..Default::default()
     }
     .enqueue(&mut tx)
     .await
