@@ -286,10 +286,126 @@ pub async fn valuation(
     Ok(Json(reports::valuation(&mut conn, &filter).await?))
 }
 
+#[derive(Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ForecastQuery {
+    /// The villa whose items are forecast (required).
+    #[param(value_type = Uuid)]
+    property_id: Option<String>,
+    /// The horizon in days from today (the company's day), 1 to 120; default 30.
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 120)]
+    days: Option<String>,
+}
+
+/// Documentation of the forecast's JSON (built in `domain::inventory::forecast`).
+#[allow(dead_code)]
+mod forecast_doc {
+    use super::*;
+
+    /// One day of an item's forecast.
+    #[derive(Serialize, ToSchema)]
+    pub struct ForecastDay {
+        date: NaiveDate,
+        /// The expected use that day.
+        #[schema(rename = "use")]
+        used: f64,
+        /// The projected balance at the end of the day (negative: short by that much).
+        balance: f64,
+    }
+
+    /// An item's forecast.
+    #[derive(Serialize, ToSchema)]
+    #[schema(rename_all = "camelCase")]
+    pub struct ForecastItem {
+        item_id: Uuid,
+        name: String,
+        sku: String,
+        unit: String,
+        /// Held now.
+        quantity: f64,
+        min_stock: f64,
+        max_stock: Option<f64>,
+        use_per_stay: Option<f64>,
+        use_per_night: Option<f64>,
+        /// The sum of the days' use.
+        expected_use: f64,
+        /// The projected balance at the end of the last day: `quantity − expectedUse`.
+        balance_at_horizon: f64,
+        /// The first day whose use brings the stock to 0 or below; null when it lasts.
+        run_out_date: Option<NaiveDate>,
+        /// The first day whose balance is below `minStock`; null when none is.
+        below_minimum_on: Option<NaiveDate>,
+        /// What to order now to be at `maxStock` (else `minStock`) at the horizon; 0 when it is.
+        order_quantity: f64,
+        days: Vec<ForecastDay>,
+    }
+
+    /// A page of the forecast.
+    #[derive(Serialize, ToSchema)]
+    pub struct Forecast {
+        data: Vec<ForecastItem>,
+        pagination: domain::pagination::Pagination,
+        property: super::doc::PropertyRef,
+        /// The first day (today, the company's) and the last day of the horizon.
+        from: NaiveDate,
+        to: NaiveDate,
+        days: u32,
+    }
+}
+
+/// The supplies forecast of a villa's items, a page of them by name: per item and day the
+/// expected use and the projected balance, the run-out date and what to order now to reach
+/// `maxStock` at the horizon. The use comes from the stays on the books (CONFIRMED, and owner
+/// stays): the task rules' consumables of each occurrence (`perStay + perNight × nights`, on the
+/// occurrence's day, drawn from the villa's item of that SKU holding the most, less occurrences
+/// whose work order drew them already or was cancelled) and the item's own `usePerStay` (on the
+/// checkout day) and `usePerNight` (each occupied night). Purchases to come are not counted. The
+/// FORECAST_SHORTAGE alerts read the same figures over `FORECAST_ALERT_DAYS`.
+#[utoipa::path(get, operation_id = "inventory_reports_forecast", path = "/inventory/reports/forecast", tag = "inventory",
+    params(crate::paging::PageQuery, ForecastQuery),
+    responses((status = 200, body = forecast_doc::Forecast),
+        (status = 404, description = "`PROPERTY_NOT_FOUND`: no such villa")))]
+pub async fn forecast(
+    State(state): State<AppState>,
+    ApiQuery(paging): ApiQuery<crate::paging::PageQuery>,
+    ApiQuery(q): ApiQuery<ForecastQuery>,
+) -> Result<crate::paging::JsonPageAnswer, AppError> {
+    let mut problems = Problems::new();
+    let page = paging.read(&mut problems);
+    let property = id_filter(&mut problems, "propertyId", q.property_id.as_deref());
+    if q.property_id.is_none() {
+        problems.push("propertyId", "required", "propertyId is required");
+    }
+    let max = domain::inventory::forecast::MAX_DAYS;
+    let days = match q.days.as_deref().map(str::trim) {
+        None => Some(domain::inventory::forecast::DEFAULT_DAYS),
+        Some(raw) => match raw.parse::<u32>() {
+            Ok(d) if (1..=max).contains(&d) => Some(d),
+            _ => {
+                problems.push(
+                    "days",
+                    "out_of_range",
+                    format!("days must be a whole number from 1 to {max}"),
+                );
+                None
+            }
+        },
+    };
+    let (property, days) = problems.finish_with((|| Some((property?, days?)))())?;
+    let mut conn = state.pool.acquire().await?;
+    let today = state.core.business_time_zone.today();
+    Ok(crate::paging::JsonPageAnswer::new(
+        domain::inventory::forecast::report(&mut conn, property, today, days, page).await?,
+        page,
+    ))
+}
+
 pub fn router() -> utoipa_axum::router::OpenApiRouter<AppState> {
     use utoipa_axum::routes;
     utoipa_axum::router::OpenApiRouter::new()
         .routes(routes!(stock))
         .routes(routes!(movements))
         .routes(routes!(valuation))
+        .routes(routes!(forecast))
 }

@@ -11,6 +11,7 @@ mod checklists;
 mod console;
 mod consumables;
 mod document_jobs;
+mod forecast;
 mod health;
 mod http_errors;
 mod inventory;
