@@ -81,7 +81,11 @@ crate::computed_schema!(
             "status": {"type": "string", "enum": RESERVATION_STATUSES,
                 "description": "reservations only: their status."},
             "channel": {"type": "string", "enum": CHANNELS,
-                "description": "reservations only: their channel."}
+                "description": "reservations only: their channel."},
+            "ownerId": {"type": "string", "format": "uuid",
+                "description": "ownerStatement only (required): the owner (404 OWNER_NOT_FOUND when there is none)."},
+            "month": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$",
+                "description": "ownerStatement only: the month, YYYY-MM (default the month before this one, the company's)."}
         }
     })
 );
@@ -179,10 +183,13 @@ fn body_listing_ids(body: &Object, problems: &mut Problems) -> Vec<Uuid> {
 
 /// What an export request asks for, defaults applied; every bad member reported. The listing
 /// ids are not checked against the listings here ([`Scope::resolve`] does).
+/// `today` and `zone` are the company's (`BUSINESS_TIME_ZONE`): the default period's end, and
+/// the days an owner statement's work orders are completed on.
 fn parse_export(
     body: &Object,
     problems: &mut Problems,
     today: NaiveDate,
+    zone: &str,
     default_currency: &Currency,
 ) -> Option<ExportSpec> {
     // The list's filter is `listingId`; an export takes several. Ignored, it would export every
@@ -239,6 +246,45 @@ fn parse_export(
     };
     let start = text(body, problems, "startDate");
     let end = text(body, problems, "endDate");
+    // An owner statement is an owner's month; the other types take neither.
+    let owner_id = text(body, problems, "ownerId");
+    let month = text(body, problems, "month");
+    let statement = if kind == Some(ExportType::OwnerStatement) {
+        for (field, given) in [
+            ("startDate", start.is_some()),
+            ("endDate", end.is_some()),
+            ("listingIds", body.contains_key("listingIds")),
+        ] {
+            if given {
+                problems.push(
+                    field,
+                    "not_applicable",
+                    format!("{field} does not apply to an owner statement: it covers the owner's villas over `month`"),
+                );
+            }
+        }
+        let owner = crate::query::id_filter(problems, "ownerId", owner_id);
+        if owner_id.is_none() {
+            problems.push(
+                "ownerId",
+                "required",
+                "ownerId is required for an owner statement",
+            );
+        }
+        let month = super::statements::read_month(problems, month, today);
+        Some(owner.zip(month))
+    } else {
+        for (field, value) in [("ownerId", owner_id), ("month", month)] {
+            if value.is_some() {
+                problems.push(
+                    field,
+                    "not_applicable",
+                    format!("{field} applies only to type ownerStatement"),
+                );
+            }
+        }
+        None
+    };
     let dates = match kind.and_then(ExportType::max_nights) {
         // A period of figures, defaults applied.
         Some(max_nights) => Period::parse(problems, start, end, today, max_nights)
@@ -282,7 +328,12 @@ fn parse_export(
         }
         None => (None, None),
     };
-    let ((start_date, end_date), currency) = dates.zip(currency)?;
+    let ((mut start_date, mut end_date), currency) = dates.zip(currency)?;
+    let mut owner = None;
+    if let Some(statement) = statement {
+        let (owner_id, month) = statement?;
+        (start_date, end_date, owner) = (Some(month.first), Some(month.last_day()), Some(owner_id));
+    }
     Some(ExportSpec {
         kind: kind?,
         format: format?,
@@ -292,6 +343,8 @@ fn parse_export(
         currency,
         status: status.map(str::to_owned),
         channel: channel.map(str::to_owned),
+        owner_id: owner,
+        time_zone: owner.map(|_| zone.to_owned()),
     })
 }
 
@@ -305,17 +358,28 @@ fn parse_export(
     request_body = ExportRequest,
     responses(
         (status = 202, description = "The export, started. `Location` names its status route; `Retry-After` says when to ask it.", body = ExportStarted),
-        (status = 400, description = "VALIDATION_ERROR: a missing or unknown type, an unknown format, a malformed date, startDate after endDate, a period too long, a malformed or unknown listing id, a malformed currency, status or channel on another type than reservations; the message names every bad member"),
+        (status = 400, description = "VALIDATION_ERROR: a missing or unknown type, an unknown format, a malformed date, startDate after endDate, a period too long, a malformed or unknown listing id, a malformed currency, status or channel on another type than reservations, ownerId or month on another type than ownerStatement, an owner statement without ownerId or with a period or listings; the message names every bad member"),
+        (status = 404, description = "OWNER_NOT_FOUND: an owner statement of no such owner"),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: 60 requests a minute per caller; EXPORT_QUOTA_EXCEEDED: the caller has 3 exports being made (PROCESSING) already (`retryAfter` and `Retry-After` say when to ask again)")))]
 pub async fn create(
     State(state): State<AppState>,
     user: CurrentUser,
     ApiJson(body): ApiJson<Object>,
 ) -> Result<Response, AppError> {
-    let today = state.core.business_time_zone.today();
     let mut problems = Problems::new();
-    let parsed = parse_export(&body, &mut problems, today, &state.core.reporting.currency);
+    let zone = state.core.business_time_zone;
+    let parsed = parse_export(
+        &body,
+        &mut problems,
+        zone.today(),
+        zone.name(),
+        &state.core.reporting.currency,
+    );
     let mut spec = problems.finish_with(parsed)?;
+    if let Some(owner) = spec.owner_id {
+        let mut conn = state.pool.acquire().await?;
+        domain::management::owners::get(&mut conn, owner).await?;
+    }
     if !spec.listing_ids.is_empty() {
         let mut conn = state.pool.acquire().await?;
         let scope = Scope::resolve(&mut conn, std::mem::take(&mut spec.listing_ids)).await?;
@@ -473,7 +537,7 @@ mod tests {
         };
         let thb = Currency::new_setting("THB").expect("THB is a currency");
         let mut problems = Problems::new();
-        let parsed = parse_export(&body, &mut problems, date("2026-03-31"), &thb);
+        let parsed = parse_export(&body, &mut problems, date("2026-03-31"), "UTC", &thb);
         problems.finish_with(parsed).map_err(|e| match e {
             domain::Error::Validation(fields) => fields.into_iter().map(|f| f.field).collect(),
             other => vec![other.to_string()],

@@ -19,6 +19,7 @@ pub mod health;
 pub mod limits;
 pub mod listings;
 pub mod reservations;
+pub mod statements;
 pub mod sync;
 pub mod webhooks;
 
@@ -45,6 +46,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(reservations::router())
         .merge(dashboard::router())
         .merge(export::router())
+        .merge(statements::router())
         .merge(health::router())
         // Route layers run only for matched routes, inside `auth::authorize` (the caller is
         // known).

@@ -109,6 +109,8 @@ fn main() -> anyhow::Result<()> {
         currency: Currency::new_setting("THB").context("THB is a currency")?,
         status: None,
         channel: None,
+        owner_id: None,
+        time_zone: None,
     };
     let definitions = exports::definitions(&spec, &[], Utc::now());
     let columns = exports::columns(ExportType::Reservations);

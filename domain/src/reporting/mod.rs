@@ -16,6 +16,7 @@ pub mod hostaway;
 pub mod listings;
 pub mod metrics;
 pub mod reservations;
+pub mod statements;
 pub mod sync_runs;
 pub mod tokens;
 pub mod upserts;

@@ -29,6 +29,7 @@ mod reporting_dashboard;
 mod reporting_exports;
 mod reporting_reads;
 mod reporting_sync;
+mod statements;
 mod storage_contract;
 mod task_rules;
 mod turnovers;

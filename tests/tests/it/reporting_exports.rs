@@ -107,7 +107,7 @@ const REVENUE_COLUMNS: &[(&str, Kind)] = &[
 ];
 
 /// The jobs `worker-exports` runs.
-fn exports_registry() -> JobRegistry {
+pub(crate) fn exports_registry() -> JobRegistry {
     JobRegistry::new()
         .register::<ExportJob>()
         .register::<ExpireExports>()
@@ -132,7 +132,7 @@ fn header_of<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 
 /// `POST /reporting/export` with `body`: 202 `{exportId, status: PROCESSING}`, with where to poll
 /// (`Location`) and when (`Retry-After`). Answers the export's id.
-async fn start(app: &TestApp, body: &Value) -> Uuid {
+pub(crate) async fn start(app: &TestApp, body: &Value) -> Uuid {
     let (status, headers, answer) = send(request(app, Method::POST, EXPORT).json(body)).await;
     assert_eq!(status, 202, "{body}: {answer}");
     assert_eq!(answer["status"], "PROCESSING", "{answer}");
@@ -157,7 +157,7 @@ async fn status_of(app: &TestApp, id: Uuid) -> (u16, HeaderMap, Value) {
 }
 
 /// Polls the export until it is COMPLETED or FAILED; answers what it last said.
-async fn wait_done(app: &TestApp, id: Uuid) -> Value {
+pub(crate) async fn wait_done(app: &TestApp, id: Uuid) -> Value {
     eventually(EXPORT_TIMEOUT, || async {
         let (status, _, export) = status_of(app, id).await;
         assert_eq!(status, 200, "{export}");
@@ -197,7 +197,7 @@ fn assert_completed(export: &Value, id: Uuid, kind: &str, format: &str, file_nam
 }
 
 /// Downloads a COMPLETED export: its headers and bytes.
-async fn download(app: &TestApp, id: Uuid) -> (HeaderMap, Bytes) {
+pub(crate) async fn download(app: &TestApp, id: Uuid) -> (HeaderMap, Bytes) {
     let res = request(app, Method::GET, &format!("{EXPORT}/{id}/download"))
         .send()
         .await
@@ -444,7 +444,7 @@ fn assert_definitions(
 
 /// The records of a CSV text (RFC 4180: a field in double quotes may hold commas, a quote is
 /// doubled).
-fn parse_csv(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn parse_csv(text: &str) -> Vec<Vec<String>> {
     let mut records = Vec::new();
     let mut record = Vec::new();
     let mut field = String::new();

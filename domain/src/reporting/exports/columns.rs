@@ -328,6 +328,88 @@ const REVENUE_COLUMNS: &[Column] = &[
     column("Currency", CellKind::Text, 10.0, FIGURES_CURRENCY),
 ];
 
+const OWNER_STATEMENT_COLUMNS: &[Column] = &[
+    column(
+        "Villa",
+        CellKind::Text,
+        28.0,
+        "The owner's villa the line is of; \"All villas\" on the owner's totals.",
+    ),
+    column(
+        "Line",
+        CellKind::Text,
+        14.0,
+        "Stay, Owner cost, Villa total (one per currency) or Owner total (one per currency).",
+    ),
+    column(
+        "Reference",
+        CellKind::Text,
+        38.0,
+        "A stay: the reservation's id in the PMS. An owner cost: the work order's id.",
+    ),
+    column(
+        "Description",
+        CellKind::Text,
+        48.0,
+        "A stay: the listing, the guest, the channel and the dates. An owner cost: the work \
+         order's title, then the cost line's description and kind.",
+    ),
+    column(
+        "Date",
+        CellKind::Date,
+        12.0,
+        "A stay: its check-in. An owner cost: the company's day its work order was completed.",
+    ),
+    column(
+        "Nights",
+        CellKind::Int,
+        8.0,
+        "A stay's nights inside the month; on a total, the sum of its stays' nights in that currency.",
+    ),
+    column(
+        "Currency",
+        CellKind::Text,
+        10.0,
+        "The currency of the line's amounts (ISO 4217); a total is per currency, never converted. \
+         Empty for a stay the PMS gave no currency (nights only).",
+    ),
+    column(
+        "Gross",
+        CellKind::Money,
+        14.0,
+        "The stay's totalAmount spread evenly over its nights, the month's nights' share, to the \
+         cent (the dashboard's revenue); on a total, the sum of its lines.",
+    ),
+    column(
+        "Channel commission",
+        CellKind::Money,
+        18.0,
+        "The stay's channelCommission spread the same way; on a total, the sum of its lines.",
+    ),
+    column("Net", CellKind::Money, 14.0, "Gross − Channel commission."),
+    column(
+        "Owner costs",
+        CellKind::Money,
+        14.0,
+        "An owner-billed actual cost of a work order completed in the month; on a total, the \
+         sum of its lines.",
+    ),
+    column(
+        "Management fee",
+        CellKind::Money,
+        16.0,
+        "On a villa's total: managementFeePercent of its Net, to the cent; on the owner's \
+         total, the sum of the villas'.",
+    ),
+    column(
+        "Balance",
+        CellKind::Money,
+        14.0,
+        "On a total: Net − Management fee − Owner costs, owed to the owner (negative: owed by \
+         the owner).",
+    ),
+];
+
 /// The columns of an export of `kind`, in order: the header row, the Definitions sheet's table
 /// and the CSV header. Each money column's currency is the row's Currency column.
 pub fn columns(kind: ExportType) -> &'static [Column] {
@@ -336,6 +418,7 @@ pub fn columns(kind: ExportType) -> &'static [Column] {
         ExportType::Listings => LISTING_COLUMNS,
         ExportType::Occupancy => OCCUPANCY_COLUMNS,
         ExportType::Revenue => REVENUE_COLUMNS,
+        ExportType::OwnerStatement => OWNER_STATEMENT_COLUMNS,
     }
 }
 

@@ -53,6 +53,9 @@ pub fn definitions(
             "Each reservation's own (the Currency column); amounts are never converted".to_owned()
         }
         ExportType::Occupancy => "None: occupancy has no money figures".to_owned(),
+        ExportType::OwnerStatement => {
+            "Each line's own (the Currency column); totals per currency, never converted".to_owned()
+        }
         ExportType::Listings | ExportType::Revenue => format!(
             "{code}: money figures count only the stays in {code}; stays in other currencies \
              are left out, never converted"
@@ -97,8 +100,16 @@ pub fn definitions(
         ),
         ("Period".to_owned(), period),
         ("Currency".to_owned(), currency),
-        ("Listings".to_owned(), listings),
     ];
+    if spec.kind == ExportType::OwnerStatement {
+        // The owner's villas and their listings are the scope, not a listing filter.
+        lines.push((
+            "Owner".to_owned(),
+            spec.owner_id.map(|o| o.to_string()).unwrap_or_default(),
+        ));
+    } else {
+        lines.push(("Listings".to_owned(), listings));
+    }
     if is_reservations {
         let any = || "Any".to_owned();
         lines.push(("Status".to_owned(), spec.status.clone().unwrap_or_else(any)));
@@ -111,7 +122,12 @@ pub fn definitions(
         "Generated at (UTC)".to_owned(),
         generated_at.format("%Y-%m-%d %H:%M:%S").to_string(),
     ));
-    lines.push(("Formulas".to_owned(), figures::DEFINITIONS.to_owned()));
+    let formulas = if spec.kind == ExportType::OwnerStatement {
+        crate::reporting::statements::DEFINITIONS
+    } else {
+        figures::DEFINITIONS
+    };
+    lines.push(("Formulas".to_owned(), formulas.to_owned()));
     lines
 }
 

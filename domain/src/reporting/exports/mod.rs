@@ -73,6 +73,8 @@ mod tests {
             currency: Currency::new_setting("THB").unwrap(),
             status: None,
             channel: None,
+            owner_id: None,
+            time_zone: None,
         }
     }
 }

@@ -51,7 +51,8 @@ pub async fn lock_request(conn: &mut PgConnection, requested_by: &str, text: &st
 
 /// The export an identical request already made or is making, if it can serve this one: made
 /// after the last completed sync (from the same data), and PROCESSING with its job still going,
-/// or COMPLETED with at least 10 minutes before it expires (time to download it). The newest.
+/// or COMPLETED with at least 10 minutes before it expires (time to download it; not an owner
+/// statement, whose costs change without a sync). The newest.
 pub async fn reusable(conn: &mut PgConnection, text: &str) -> Result<Option<CreatedExport>> {
     let found: Option<(Uuid, String, DateTime<Utc>)> = sqlx::query_as(concat!(
         "SELECT e.id, e.status, e.created_at
@@ -62,6 +63,9 @@ pub async fn reusable(conn: &mut PgConnection, text: &str) -> Result<Option<Crea
         orphaned!(),
         "
            AND (e.status = 'PROCESSING' OR e.expires_at > now() + interval '10 minutes')
+           -- A statement also moves with the work orders completed since: reused only while
+           -- being made.
+           AND (e.kind <> 'ownerStatement' OR e.status = 'PROCESSING')
            AND e.created_at > coalesce((SELECT max(finished_at) FROM pms_sync_runs
                                         WHERE status = 'COMPLETED'), '-infinity')
          ORDER BY e.created_at DESC

@@ -17,7 +17,7 @@ use crate::{Error, Result};
 pub fn buckets_for(spec: &ExportSpec) -> Option<Buckets> {
     let period = spec.period()?;
     match spec.kind {
-        ExportType::Reservations => None,
+        ExportType::Reservations | ExportType::OwnerStatement => None,
         ExportType::Listings => Some(Buckets::whole(period)),
         ExportType::Occupancy => Some(Buckets::split(period, Granularity::Daily)),
         ExportType::Revenue => Some(Buckets::split(period, Granularity::Monthly)),
@@ -34,6 +34,10 @@ fn missing_period(kind: ExportType) -> Error {
 pub async fn count_rows(conn: &mut PgConnection, spec: &ExportSpec) -> Result<i64> {
     if spec.kind == ExportType::Reservations {
         return reservations::count_reservations(conn, &spec.reservation_filter()).await;
+    }
+    if spec.kind == ExportType::OwnerStatement {
+        let rows = owner_statement_rows(conn, spec).await?;
+        return Ok(i64::try_from(rows.len()).unwrap_or(i64::MAX));
     }
     let buckets = buckets_for(spec).ok_or_else(|| missing_period(spec.kind))?;
     // The listings in scope, as `figures` reads them.
@@ -76,7 +80,108 @@ pub fn rows<'c>(
         ExportType::Revenue => figures::figures_stream(conn, scope, buckets, currency)
             .map(move |row| row.and_then(|row| revenue_cells(row, buckets, currency)))
             .boxed(),
+        // A statement is a few hundred lines at most: computed whole, then streamed.
+        ExportType::OwnerStatement => {
+            futures::stream::once(async move { owner_statement_rows(conn, spec).await })
+                .flat_map(|rows| match rows {
+                    Ok(rows) => futures::stream::iter(rows.into_iter().map(Ok)).boxed(),
+                    Err(e) => futures::stream::iter([Err(e)]).boxed(),
+                })
+                .boxed()
+        }
     }
+}
+
+/// An owner statement's rows: per villa its stays, its owner costs and its totals per currency,
+/// then the owner's totals per currency.
+async fn owner_statement_rows(
+    conn: &mut PgConnection,
+    spec: &ExportSpec,
+) -> Result<Vec<Vec<Cell>>> {
+    use crate::reporting::statements::{self, Month, Totals};
+    let bad = || {
+        Error::Internal(anyhow::anyhow!(
+            "an owner statement export without its owner, month or zone"
+        ))
+    };
+    let owner = spec.owner_id.ok_or_else(bad)?;
+    let zone = spec.zone().ok_or_else(bad)?;
+    let month = spec.start_date.and_then(Month::of).ok_or_else(bad)?;
+    let statement = statements::statement(conn, owner, month, zone).await?;
+    let money = |d: rust_decimal::Decimal| Cell::Money(d);
+    let total_cells = |villa: &str, line: &str, currency: &str, t: &Totals| {
+        vec![
+            Cell::Text(villa.to_owned()),
+            Cell::Text(line.to_owned()),
+            Cell::Empty,
+            Cell::Empty,
+            Cell::Empty,
+            Cell::Int(t.nights),
+            Cell::Text(currency.to_owned()),
+            money(t.gross),
+            money(t.commission),
+            money(t.net),
+            money(t.costs),
+            money(t.management_fee),
+            money(t.balance()),
+        ]
+    };
+    let mut rows = Vec::new();
+    for villa in &statement.villas {
+        for stay in &villa.stays {
+            let priced = stay.currency.is_some();
+            let amount = |d| if priced { Cell::Money(d) } else { Cell::Empty };
+            rows.push(vec![
+                Cell::Text(villa.name.clone()),
+                Cell::Text("Stay".to_owned()),
+                Cell::Text(stay.pms_id.to_string()),
+                Cell::Text(format!(
+                    "{} · {} · {} · {} to {}",
+                    stay.listing_name,
+                    stay.guest_name.as_deref().unwrap_or("guest"),
+                    stay.channel,
+                    stay.check_in,
+                    stay.check_out
+                )),
+                Cell::Date(stay.check_in),
+                Cell::Int(i64::from(stay.nights)),
+                text(stay.currency.clone()),
+                amount(stay.gross()),
+                amount(stay.commission()),
+                amount(stay.net()),
+                Cell::Empty,
+                Cell::Empty,
+                Cell::Empty,
+            ]);
+        }
+        for cost in &villa.costs {
+            rows.push(vec![
+                Cell::Text(villa.name.clone()),
+                Cell::Text("Owner cost".to_owned()),
+                Cell::Text(cost.work_order_id.to_string()),
+                Cell::Text(format!(
+                    "{}: {} ({})",
+                    cost.title, cost.description, cost.kind
+                )),
+                Cell::Date(cost.completed_on),
+                Cell::Empty,
+                Cell::Text(cost.currency.clone()),
+                Cell::Empty,
+                Cell::Empty,
+                Cell::Empty,
+                Cell::Money(cost.amount),
+                Cell::Empty,
+                Cell::Empty,
+            ]);
+        }
+        for (currency, t) in &villa.totals {
+            rows.push(total_cells(&villa.name, "Villa total", currency, t));
+        }
+    }
+    for (currency, t) in &statement.totals {
+        rows.push(total_cells("All villas", "Owner total", currency, t));
+    }
+    Ok(rows)
 }
 
 fn text(value: Option<String>) -> Cell {

@@ -10,7 +10,13 @@ use crate::reporting::{CHANNELS, RESERVATION_STATUSES};
 use crate::{Error, Result};
 
 /// An export's `type`.
-pub const EXPORT_TYPES: &[&str] = &["reservations", "listings", "occupancy", "revenue"];
+pub const EXPORT_TYPES: &[&str] = &[
+    "reservations",
+    "listings",
+    "occupancy",
+    "revenue",
+    "ownerStatement",
+];
 
 /// An export's `format`.
 pub const EXPORT_FORMATS: &[&str] = &["excel", "csv"];
@@ -27,14 +33,19 @@ pub enum ExportType {
     Occupancy,
     /// One row per listing in scope and month of the period, then a Total row.
     Revenue,
+    /// An owner's monthly statement (`domain::reporting::statements`): its lines, then the
+    /// villas' and the owner's totals.
+    #[serde(rename = "ownerStatement")]
+    OwnerStatement,
 }
 
 impl ExportType {
-    pub const ALL: [ExportType; 4] = [
+    pub const ALL: [ExportType; 5] = [
         Self::Reservations,
         Self::Listings,
         Self::Occupancy,
         Self::Revenue,
+        Self::OwnerStatement,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,6 +54,7 @@ impl ExportType {
             Self::Listings => "listings",
             Self::Occupancy => "occupancy",
             Self::Revenue => "revenue",
+            Self::OwnerStatement => "ownerStatement",
         }
     }
 
@@ -61,6 +73,7 @@ impl ExportType {
             Self::Listings => "Listings",
             Self::Occupancy => "Occupancy",
             Self::Revenue => "Revenue",
+            Self::OwnerStatement => "Owner statement",
         }
     }
 
@@ -68,7 +81,8 @@ impl ExportType {
     /// check-in bounds are optional and unbounded, as the list's are.
     pub fn max_nights(self) -> Option<i64> {
         match self {
-            Self::Reservations => None,
+            // An owner statement is one calendar month (`month`), not a free period.
+            Self::Reservations | Self::OwnerStatement => None,
             Self::Listings | Self::Occupancy => Some(figures::MAX_PERIOD_NIGHTS),
             // Months, as a monthly chart's: two years side by side is a common comparison, and
             // its rows stay few (listings × 25 months, fewer than an occupancy export's nights).
@@ -97,6 +111,12 @@ impl ExportType {
                  whose figures are computed as GET /reporting/dashboard/metrics computes them \
                  for the same period, listings and currency (that route answers periods of up \
                  to 366 nights)."
+            }
+            Self::OwnerStatement => {
+                "The owner's statement of the month, as GET /reporting/owner-statements answers \
+                 it: per villa (by name) its stays (by check-in), then its owner-billed costs, \
+                 then its totals per currency; then the owner's totals per currency, each the \
+                 sum of the villas' (Definitions below)."
             }
         }
     }
@@ -169,6 +189,13 @@ pub struct ExportSpec {
     pub status: Option<String>,
     /// Reservations only: one of [`CHANNELS`].
     pub channel: Option<String>,
+    /// Owner statements only: the owner (the month is `startDate`..`endDate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_id: Option<Uuid>,
+    /// Owner statements only: the company's time zone when it was asked for
+    /// (`BUSINESS_TIME_ZONE`), whose days say which work orders completed in the month.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
 }
 
 /// The member of `set` that `value` is, if any.
@@ -232,7 +259,17 @@ impl ExportSpec {
         if self.kind != ExportType::Reservations && self.period().is_none() {
             return Err(bad("period"));
         }
+        if self.kind == ExportType::OwnerStatement
+            && (self.owner_id.is_none() || self.zone().is_none())
+        {
+            return Err(bad("owner or time zone"));
+        }
         Ok(())
+    }
+
+    /// An owner statement's time zone.
+    pub fn zone(&self) -> Option<crate::clock::BusinessZone> {
+        self.time_zone.as_deref()?.parse().ok()
     }
 }
 
