@@ -108,7 +108,7 @@ def seed(api):
     ids["fieldNote"] = api.call("POST", "/maintenance/field-notes", 201, data={
         "type": "VOICE", "workOrderId": ids["workOrder"]}, files={"file": ("note.wav", wav)})["id"]
     # A work order awaiting its owner's approval: cost lines (one to delete), a photo, and a link.
-    approver = api.call("POST", "/management/owners", 201, json={
+    ids["approver"] = approver = api.call("POST", "/management/owners", 201, json={
         "ownerType": "INDIVIDUAL", "firstName": "Wayan", "lastName": "Approver", "phone": "+62 811 000 222",
         "email": "wayan@example.com", "approvalThreshold": {"amount": 350, "currency": "USD"}})["id"]
     approval_villa = api.call("POST", "/management/villas", 201, json={
@@ -221,6 +221,9 @@ def configuration(ids):
         "[parameters]",
         f'"path.villaId" = "{ids["villa"]}"',
         f'"path.staffId" = "{ids["staff"]}"',
+        # The owner statement's owner and the forecast's villa (real ones: the answers are read).
+        f'"query.ownerId" = "{ids["approver"]}"',
+        f'"query.propertyId" = "{ids["villa"]}"',
         "",
     ]
     for name_regex, params in routes:

@@ -1426,6 +1426,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/inventory/reports/forecast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The supplies forecast of a villa's items, a page of them by name: per item and day the
+         *     expected use and the projected balance, the run-out date and what to order now to reach
+         *     `maxStock` at the horizon. The use comes from the stays on the books (CONFIRMED, and owner
+         *     stays): the task rules' consumables of each occurrence (`perStay + perNight × nights`, on the
+         *     occurrence's day, drawn from the villa's item of that SKU holding the most, less occurrences
+         *     whose work order drew them already or was cancelled) and the item's own `usePerStay` (on the
+         *     checkout day) and `usePerNight` (each occupied night). Purchases to come are not counted. The
+         *     FORECAST_SHORTAGE alerts read the same figures over `FORECAST_ALERT_DAYS`.
+         */
+        get: operations["inventory_reports_forecast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/inventory/reports/movements": {
         parameters: {
             query?: never;
@@ -2152,14 +2178,15 @@ export interface paths {
         post?: never;
         /**
          * Removes a cost line and answers the work order; a waiting work order whose estimate no longer
-         *     needs the owner goes back to its status before.
+         *     needs the owner goes back to its status before. Managers and admins only (deleting).
          */
         delete: operations["maintenance_work_orders_costs_delete"];
         options?: never;
         head?: never;
         /**
          * Changes the members sent of a cost line and answers the work order (the approval is
-         *     reassessed as on a new line).
+         *     reassessed as on a new line). While the work order awaits the owner's approval, only managers
+         *     and admins change its lines (409 `OWNER_APPROVAL_PENDING`).
          */
         patch: operations["maintenance_work_orders_costs_update"];
         trace?: never;
@@ -2722,6 +2749,29 @@ export interface paths {
         patch: operations["reporting_listings_update"];
         trace?: never;
     };
+    "/reporting/owner-statements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An owner's statement of a month: per villa the month's stays (nights, gross, channel
+         *     commission, net), the owner-billed costs of the work orders completed that month, and per
+         *     currency the management fee and the balance owed to the owner. Every total is the sum of its
+         *     lines; gross is the dashboard's revenue of the villa's listings (`definitions` says how each
+         *     figure is made).
+         */
+        get: operations["reporting_owner_statements_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reporting/reservations": {
         parameters: {
             query?: never;
@@ -2860,6 +2910,12 @@ export interface components {
             /** Format: uuid */
             locationId: string;
             message: string;
+            /**
+             * Format: double
+             * @description FORECAST_SHORTAGE: the balance projected at the end of FORECAST_ALERT_DAYS, as
+             *     `/inventory/reports/forecast?days=FORECAST_ALERT_DAYS` shows it; null otherwise.
+             */
+            projectedBalance?: number | null;
             property: components["schemas"]["NamedRef"];
             /** Format: uuid */
             propertyId: string;
@@ -2873,18 +2929,25 @@ export interface components {
             resolvedAt?: string | null;
             resolvedBy?: string | null;
             /**
-             * @description CRITICAL for a quantity of 0 or a past expiry, otherwise WARNING. A resolved alert
-             *     keeps the severity it was resolved at.
+             * Format: date
+             * @description FORECAST_SHORTAGE: the day the stock runs out at the expected use; null when it lasts
+             *     the window, and for other types.
+             */
+            runOutDate?: string | null;
+            /**
+             * @description CRITICAL for a quantity of 0, a past expiry or a forecast run-out within
+             *     FORECAST_CRITICAL_DAYS, otherwise WARNING. A resolved alert keeps the severity it was
+             *     resolved at.
              */
             severity: string;
             /** @description ACTIVE, ACKNOWLEDGED, RESOLVED. */
             status: string;
             /**
              * Format: double
-             * @description The minimum (LOW_STOCK); null otherwise.
+             * @description The minimum (LOW_STOCK, FORECAST_SHORTAGE); null otherwise.
              */
             threshold?: number | null;
-            /** @description LOW_STOCK, CONDITION, EXPIRY. */
+            /** @description LOW_STOCK, CONDITION, EXPIRY, FORECAST_SHORTAGE. */
             type: string;
             /** Format: date-time */
             updatedAt: string;
@@ -3582,14 +3645,17 @@ export interface components {
             status: components["schemas"]["EmailStatus"];
             to?: string | null;
         };
-        /** @description The owner's answer as the page's form posts it (`application/x-www-form-urlencoded`). */
         ApprovalForm: {
-            decision: ("APPROVED" | "DECLINED") & Record<string, never>;
-            /** @description At most 2000 characters; a declined work order's cancellation reason. */
-            note?: string | null;
             /**
-             * @description The estimate the page showed (its hidden field): a decision on figures that have changed
-             *     since is refused with the new page.
+             * @description APPROVED or DECLINED (any letter case).
+             * @enum {string}
+             */
+            decision: "APPROVED" | "DECLINED";
+            /** @description At most 2000 characters, no NUL; a declined work order's cancellation reason. */
+            note?: string;
+            /**
+             * @description The estimate the page showed (its hidden field): a decision on figures that have changed since is refused with the new page.
+             * @example USD 620.00
              */
             seen: string;
         };
@@ -4564,6 +4630,13 @@ export interface components {
             format: "excel" | "csv";
             /** @description Listing ids (ours): exactly those listings, whatever their status (default: every ACTIVE listing for figures, every listing for reservations). An unknown id is a 400 naming it. */
             listingIds?: string[];
+            /** @description ownerStatement only: the month, YYYY-MM (default the month before this one, the company's). */
+            month?: string;
+            /**
+             * Format: uuid
+             * @description ownerStatement only (required): the owner (404 OWNER_NOT_FOUND when there is none).
+             */
+            ownerId?: string;
             /**
              * Format: date
              * @description reservations: check-in on or after this date (optional, as in the list). Other types: the period's first night (default 29 days before endDate).
@@ -4578,7 +4651,7 @@ export interface components {
              * @description `reservations`: one row per reservation, exactly the reservations GET /reporting/reservations lists for the same filters, in its order. `listings`: one row per listing in scope with its figures over the period. `occupancy`: one row per listing and night. `revenue`: one row per listing and month of the period (the months at its edges partial: only the nights inside), then a Total row whose figures are computed as GET /reporting/dashboard/metrics computes them for the same period, listings and currency (that route answers periods of up to 366 nights).
              * @enum {string}
              */
-            type: "reservations" | "listings" | "occupancy" | "revenue";
+            type: "reservations" | "listings" | "occupancy" | "revenue" | "ownerStatement";
         };
         ExportStarted: {
             /** Format: uuid */
@@ -4689,6 +4762,83 @@ export interface components {
             status: components["schemas"]["WorkOrderStatus"];
             title: string;
         };
+        /** @description A page of the forecast. */
+        Forecast: {
+            data: components["schemas"]["ForecastItem"][];
+            /** Format: int32 */
+            days: number;
+            /**
+             * Format: date
+             * @description The first day (today, the company's) and the last day of the horizon.
+             */
+            from: string;
+            pagination: components["schemas"]["Pagination"];
+            property: components["schemas"]["PropertyRef"];
+            /** Format: date */
+            to: string;
+        };
+        /** @description One day of an item's forecast. */
+        ForecastDay: {
+            /**
+             * Format: double
+             * @description The projected balance at the end of the day (negative: short by that much).
+             */
+            balance: number;
+            /** Format: date */
+            date: string;
+            /**
+             * Format: double
+             * @description The expected use that day.
+             */
+            use: number;
+        };
+        /** @description An item's forecast. */
+        ForecastItem: {
+            /**
+             * Format: double
+             * @description The projected balance at the end of the last day: `quantity − expectedUse`.
+             */
+            balanceAtHorizon: number;
+            /**
+             * Format: date
+             * @description The first day whose balance is below `minStock`; null when none is.
+             */
+            belowMinimumOn?: string | null;
+            days: components["schemas"]["ForecastDay"][];
+            /**
+             * Format: double
+             * @description The sum of the days' use.
+             */
+            expectedUse: number;
+            /** Format: uuid */
+            itemId: string;
+            /** Format: double */
+            maxStock?: number | null;
+            /** Format: double */
+            minStock: number;
+            name: string;
+            /**
+             * Format: double
+             * @description What to order now to be at `maxStock` (else `minStock`) at the horizon; 0 when it is.
+             */
+            orderQuantity: number;
+            /**
+             * Format: double
+             * @description Held now.
+             */
+            quantity: number;
+            /**
+             * Format: date
+             * @description The first day whose use brings the stock to 0 or below; null when it lasts.
+             */
+            runOutDate?: string | null;
+            sku: string;
+            unit: string;
+            /** Format: double */
+            usePerNight?: number | null;
+            /** Format: double */
+            usePerStay?: number | null;
+        };
         GenericStepBody: {
             completed?: boolean | null;
             /** @description The step's data, as its save-step-N body (step 8's facility photos in base64: the body may be up to BODY_LIMIT_BYTES). */
@@ -4791,6 +4941,17 @@ export interface components {
             updatedAt: string;
             /**
              * Format: double
+             * @description The item's own expected use per occupied night; null when none.
+             */
+            usePerNight?: number | null;
+            /**
+             * Format: double
+             * @description The item's own expected use per stay (on its checkout day), for the supplies
+             *     forecast; null when none.
+             */
+            usePerStay?: number | null;
+            /**
+             * Format: double
              * @description quantity × unitCost, in `currency` (null without a unit cost).
              */
             value?: number | null;
@@ -4826,6 +4987,10 @@ export interface components {
             unit: "EACH" | "PAIR" | "SET" | "BOX" | "PACK" | "ROLL" | "BOTTLE" | "LITER" | "KG" | "METER";
             /** @description At most 4 decimal places. */
             unitCost?: number | null;
+            /** @description At most 3 decimal places. */
+            usePerNight?: number | null;
+            /** @description At most 3 decimal places. */
+            usePerStay?: number | null;
         };
         /** @description A stock item with its last 20 movements. */
         ItemDetail: components["schemas"]["Item"] & {
@@ -4870,6 +5035,10 @@ export interface components {
             unit?: "EACH" | "PAIR" | "SET" | "BOX" | "PACK" | "ROLL" | "BOTTLE" | "LITER" | "KG" | "METER";
             /** @description At most 4 decimal places. */
             unitCost?: number | null;
+            /** @description At most 3 decimal places. */
+            usePerNight?: number | null;
+            /** @description At most 3 decimal places. */
+            usePerStay?: number | null;
         };
         /** @description A list that is not paged (a villa's team, its OTA credentials: a handful each). */
         Items_BoardDay: {
@@ -5512,6 +5681,11 @@ export interface components {
             /** Format: date */
             startDate: string;
         };
+        Named: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
         NamedRef: {
             /** Format: uuid */
             id: string;
@@ -5846,6 +6020,23 @@ export interface components {
             /** @description The owner fields the request set. */
             savedFields: string[];
         };
+        /** @description An owner's statement of a month. */
+        OwnerStatement: {
+            /** @description How each figure is made. */
+            definitions: string;
+            /** Format: date */
+            from: string;
+            /** Format: double */
+            managementFeePercent?: number | null;
+            /** @description `YYYY-MM`. */
+            month: string;
+            owner: components["schemas"]["Named"];
+            /** Format: date */
+            to: string;
+            /** @description Per currency, the sums of the villas'. */
+            totals: components["schemas"]["StatementTotals"][];
+            villas: components["schemas"]["StatementVilla"][];
+        };
         OwnerUpsertBody: {
             address?: string | null;
             alternativePhone?: string | null;
@@ -5901,6 +6092,12 @@ export interface components {
                 /** Format: uuid */
                 locationId: string;
                 message: string;
+                /**
+                 * Format: double
+                 * @description FORECAST_SHORTAGE: the balance projected at the end of FORECAST_ALERT_DAYS, as
+                 *     `/inventory/reports/forecast?days=FORECAST_ALERT_DAYS` shows it; null otherwise.
+                 */
+                projectedBalance?: number | null;
                 property: components["schemas"]["NamedRef"];
                 /** Format: uuid */
                 propertyId: string;
@@ -5914,18 +6111,25 @@ export interface components {
                 resolvedAt?: string | null;
                 resolvedBy?: string | null;
                 /**
-                 * @description CRITICAL for a quantity of 0 or a past expiry, otherwise WARNING. A resolved alert
-                 *     keeps the severity it was resolved at.
+                 * Format: date
+                 * @description FORECAST_SHORTAGE: the day the stock runs out at the expected use; null when it lasts
+                 *     the window, and for other types.
+                 */
+                runOutDate?: string | null;
+                /**
+                 * @description CRITICAL for a quantity of 0, a past expiry or a forecast run-out within
+                 *     FORECAST_CRITICAL_DAYS, otherwise WARNING. A resolved alert keeps the severity it was
+                 *     resolved at.
                  */
                 severity: string;
                 /** @description ACTIVE, ACKNOWLEDGED, RESOLVED. */
                 status: string;
                 /**
                  * Format: double
-                 * @description The minimum (LOW_STOCK); null otherwise.
+                 * @description The minimum (LOW_STOCK, FORECAST_SHORTAGE); null otherwise.
                  */
                 threshold?: number | null;
-                /** @description LOW_STOCK, CONDITION, EXPIRY. */
+                /** @description LOW_STOCK, CONDITION, EXPIRY, FORECAST_SHORTAGE. */
                 type: string;
                 /** Format: date-time */
                 updatedAt: string;
@@ -6154,6 +6358,17 @@ export interface components {
                 updatedAt: string;
                 /**
                  * Format: double
+                 * @description The item's own expected use per occupied night; null when none.
+                 */
+                usePerNight?: number | null;
+                /**
+                 * Format: double
+                 * @description The item's own expected use per stay (on its checkout day), for the supplies
+                 *     forecast; null when none.
+                 */
+                usePerStay?: number | null;
+                /**
+                 * Format: double
                  * @description quantity × unitCost, in `currency` (null without a unit cost).
                  */
                 value?: number | null;
@@ -6338,7 +6553,7 @@ export interface components {
                  */
                 status: "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
                 /** @enum {string} */
-                type: "reservations" | "listings" | "occupancy" | "revenue";
+                type: "reservations" | "listings" | "occupancy" | "revenue" | "ownerStatement";
             }[];
             pagination: components["schemas"]["Pagination"];
         };
@@ -7072,7 +7287,7 @@ export interface components {
              */
             status: "PROCESSING" | "COMPLETED" | "FAILED" | "EXPIRED";
             /** @enum {string} */
-            type: "reservations" | "listings" | "occupancy" | "revenue";
+            type: "reservations" | "listings" | "occupancy" | "revenue" | "ownerStatement";
         };
         ReportingHealth: {
             /** @enum {string} */
@@ -7466,6 +7681,75 @@ export interface components {
             villa: components["schemas"]["OnboardingVillaValue"];
             /** Format: uuid */
             villaId: string;
+        };
+        StatementCost: {
+            /** Format: double */
+            amount: number;
+            /**
+             * Format: date
+             * @description The company's day the work order was completed.
+             */
+            completedOn: string;
+            currency: string;
+            description: string;
+            kind: string;
+            title: string;
+            /** Format: uuid */
+            workOrderId: string;
+        };
+        StatementStay: {
+            channel: string;
+            /** Format: double */
+            channelCommission: number;
+            /** Format: date */
+            checkIn: string;
+            /** Format: date */
+            checkOut: string;
+            /** @description Null: the PMS gave none (nights only, no money). */
+            currency?: string | null;
+            /** Format: double */
+            gross: number;
+            guestName?: string | null;
+            listing: string;
+            /** Format: double */
+            net: number;
+            /**
+             * Format: int32
+             * @description Nights inside the month.
+             */
+            nights: number;
+            /** Format: int64 */
+            pmsId: number;
+            /** Format: uuid */
+            reservationId: string;
+        };
+        /** @description A currency's sums. */
+        StatementTotals: {
+            /**
+             * Format: double
+             * @description `net − managementFee − ownerCosts`: owed to the owner (negative: owed by the owner).
+             */
+            balance: number;
+            /** Format: double */
+            channelCommission: number;
+            currency: string;
+            /** Format: double */
+            gross: number;
+            /** Format: double */
+            managementFee: number;
+            /** Format: double */
+            net: number;
+            /** Format: int64 */
+            nights: number;
+            /** Format: double */
+            ownerCosts: number;
+        };
+        StatementVilla: {
+            ownerCosts: components["schemas"]["StatementCost"][];
+            stays: components["schemas"]["StatementStay"][];
+            /** @description Per currency, the sums of its lines. */
+            totals: components["schemas"]["StatementTotals"][];
+            villa: components["schemas"]["Named"];
         };
         /** @description One status change. */
         StatusChange: {
@@ -13674,7 +13958,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ManagementError"];
+                    "text/html": string;
                 };
             };
             /** @description A forged or unknown link: a page saying so */
@@ -13701,7 +13985,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ManagementError"];
+                    "text/html": string;
                 };
             };
             /** @description The database cannot be reached: a page asking to try again */
@@ -13782,7 +14066,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ManagementError"];
+                    "text/html": string;
                 };
             };
             /** @description The body is not of a content type this route reads */
@@ -13791,7 +14075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ManagementError"];
+                    "text/html": string;
                 };
             };
             /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
@@ -13800,7 +14084,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ManagementError"];
+                    "text/html": string;
                 };
             };
             /** @description The database cannot be reached: nothing changed */
@@ -13842,10 +14126,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ManagementError"];
+                    "text/html": string;
                 };
             };
-            /** @description A forged link, or no such photo of its work order */
+            /** @description A forged link, a link that no longer takes a decision, or a photo its page does not show */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -13860,7 +14144,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ManagementError"];
+                    "text/html": string;
                 };
             };
             /** @description The document store or the database failed */
@@ -13912,7 +14196,7 @@ export interface operations {
                 limit?: number;
                 status?: "ACTIVE" | "ACKNOWLEDGED" | "RESOLVED" | "OPEN";
                 sort?: "NEWEST" | "SEVERITY";
-                type?: "LOW_STOCK" | "CONDITION" | "EXPIRY";
+                type?: "LOW_STOCK" | "CONDITION" | "EXPIRY" | "FORECAST_SHORTAGE";
                 propertyId?: string;
                 itemId?: string;
             };
@@ -15249,6 +15533,80 @@ export interface operations {
             };
             /** @description The token is valid but its roles do not allow this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryError"];
+                };
+            };
+        };
+    };
+    inventory_reports_forecast: {
+        parameters: {
+            query: {
+                /** @description Page number from 1 (default 1). */
+                page?: number;
+                /** @description Page size from 1 to 100 (default 20). */
+                limit?: number;
+                /** @description The villa whose items are forecast (required). */
+                propertyId: string;
+                /** @description The horizon in days from today (the company's day), 1 to 120; default 30. */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forecast"];
+                };
+            };
+            /** @description Invalid input: every bad parameter or field is listed (the first 20, then one item saying how many more there were) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryError"];
+                };
+            };
+            /** @description The token is valid but its roles do not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventoryError"];
+                };
+            };
+            /** @description `PROPERTY_NOT_FOUND`: no such villa */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18357,7 +18715,7 @@ export interface operations {
                     "application/json": components["schemas"]["MaintenanceError"];
                 };
             };
-            /** @description `INVALID_STATUS_TRANSITION`: the message names the allowed next states; `CHECKLIST_INCOMPLETE`: COMPLETED with an unanswered checklist item, the message naming them and `items` listing them */
+            /** @description `INVALID_STATUS_TRANSITION`: the message names the allowed next states; `CHECKLIST_INCOMPLETE`: COMPLETED with an unanswered checklist item, the message naming them and `items` listing them; `OWNER_APPROVAL_REQUIRED`: an AWAITING_APPROVAL work order may only be cancelled until the owner decides */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19064,7 +19422,7 @@ export interface operations {
                     "application/json": components["schemas"]["MaintenanceError"];
                 };
             };
-            /** @description The token is valid but its roles do not allow this */
+            /** @description Managers and admins only */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19147,6 +19505,15 @@ export interface operations {
             };
             /** @description No such work order, or no such line on it */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MaintenanceError"];
+                };
+            };
+            /** @description `OWNER_APPROVAL_PENDING`: the work order awaits the owner's approval and the caller is not a manager or an admin */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21706,7 +22073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExportStarted"];
                 };
             };
-            /** @description VALIDATION_ERROR: a missing or unknown type, an unknown format, a malformed date, startDate after endDate, a period too long, a malformed or unknown listing id, a malformed currency, status or channel on another type than reservations; the message names every bad member */
+            /** @description VALIDATION_ERROR: a missing or unknown type, an unknown format, a malformed date, startDate after endDate, a period too long, a malformed or unknown listing id, a malformed currency, status or channel on another type than reservations, ownerId or month on another type than ownerStatement, an owner statement without ownerId or with a period or listings; the message names every bad member */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21726,6 +22093,15 @@ export interface operations {
             };
             /** @description The token is valid but its roles do not allow this */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingError"];
+                };
+            };
+            /** @description OWNER_NOT_FOUND: an owner statement of no such owner */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22254,6 +22630,85 @@ export interface operations {
                 };
             };
             /** @description RATE_LIMIT_EXCEEDED: 60 listing requests a minute per caller */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingError"];
+                };
+            };
+            /** @description An unexpected failure, logged with the request id (`X-Request-ID`) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingError"];
+                };
+            };
+        };
+    };
+    reporting_owner_statements_get: {
+        parameters: {
+            query: {
+                /** @description The owner (`/management/owners`; required). */
+                ownerId: string;
+                /** @description `YYYY-MM`; default the month before this one (the company's, `BUSINESS_TIME_ZONE`). */
+                month?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The statement */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OwnerStatement"];
+                };
+            };
+            /** @description VALIDATION_ERROR: ownerId missing or not a UUID, month not YYYY-MM */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingError"];
+                };
+            };
+            /** @description No valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingError"];
+                };
+            };
+            /** @description The token is valid but its roles do not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingError"];
+                };
+            };
+            /** @description OWNER_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReportingError"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED: 60 requests a minute per caller */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -58,6 +58,8 @@ const TYPE_NAMES: Record<ExportType, string> = {
   listings: "Listings",
   occupancy: "Occupancy",
   revenue: "Revenue",
+  // Requested through the API (an owner and a month); listed and downloaded here.
+  ownerStatement: "Owner statement",
 };
 const FORMAT_NAMES: Record<ExportFormat, string> = { excel: "Excel", csv: "CSV" };
 
