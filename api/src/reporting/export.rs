@@ -303,6 +303,13 @@ fn parse_export(
     };
     let listing_ids = body_listing_ids(body, problems);
     let currency = text(body, problems, "currency");
+    if kind == Some(ExportType::OwnerStatement) && currency.is_some() {
+        problems.push(
+            "currency",
+            "not_applicable",
+            "currency does not apply to an owner statement: it shows every currency apart",
+        );
+    }
     let currency = Currency::parse(problems, "currency", currency, default_currency);
     let status = text(body, problems, "status");
     let channel = text(body, problems, "channel");

@@ -88,11 +88,11 @@ mod doc {
         check_out: NaiveDate,
         /// Nights inside the month.
         nights: i32,
-        /// Null: the PMS gave none (nights only, no money).
+        /// Null: the PMS gave none (nights only, no money: the amounts are null too).
         currency: Option<String>,
-        gross: f64,
-        channel_commission: f64,
-        net: f64,
+        gross: Option<f64>,
+        channel_commission: Option<f64>,
+        net: Option<f64>,
     }
 
     #[derive(Serialize, ToSchema)]

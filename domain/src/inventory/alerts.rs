@@ -12,14 +12,14 @@
 //! is seen by it (migrations/0010_alert_resolution.sql).
 
 use chrono::NaiveDate;
-use sqlx::{Connection as _, PgConnection, Postgres, QueryBuilder};
+use sqlx::{PgConnection, Postgres, QueryBuilder};
 use uuid::Uuid;
 
 use crate::pagination::{JsonPage, ListSql, PageRequest, json_page};
 use crate::{Error, Result};
 
 /// The alerts of items that should have one: (type, severity, message, threshold, projected
-/// balance, run-out date) per cause. `$1`: one item or all (NULL); `$2`: days before expiry that
+/// balance, run-out date) per cause. `$1`: the items (uuid[]) or all (NULL); `$2`: days before expiry that
 /// raise an EXPIRY alert; `$3`: today, the company's day (`BUSINESS_TIME_ZONE`), not the database
 /// session's. The forecast's causes are the evaluation's temporary table `alert_forecast`
 /// ([`super::forecast::ALERT_CAUSES`]), computed once per evaluation.
@@ -44,7 +44,7 @@ macro_rules! causes {
               ELSE i.name || ' expires on ' || i.expiry_date END,
          NULL::numeric)
     ) AS c (type, present, severity, message, threshold)
-    WHERE i.archived_at IS NULL AND c.present AND ($1::uuid IS NULL OR i.id = $1)
+    WHERE i.archived_at IS NULL AND c.present AND ($1::uuid[] IS NULL OR i.id = ANY($1::uuid[]))
     UNION ALL
     SELECT i.id, 'FORECAST_SHORTAGE', f.severity,
            CASE WHEN f.run_out IS NOT NULL
@@ -55,7 +55,7 @@ macro_rules! causes {
                      || ', below the minimum of ' || trim_scale(i.min_stock) END,
            i.quantity, i.min_stock, f.balance, f.run_out
     FROM alert_forecast f JOIN inventory_items i ON i.id = f.item_id
-    WHERE i.archived_at IS NULL AND ($1::uuid IS NULL OR i.id = $1)"
+    WHERE i.archived_at IS NULL AND ($1::uuid[] IS NULL OR i.id = ANY($1::uuid[]))"
     };
 }
 
@@ -92,15 +92,20 @@ pub async fn evaluate(
     forecast: super::forecast::AlertWindows,
     today: NaiveDate,
 ) -> Result<Evaluated> {
-    let mut tx = conn.begin().await?;
-    let done = evaluate_in(&mut tx, item, expiry_days, forecast, today).await?;
-    tx.commit().await?;
-    Ok(done)
+    // The statements run one by one, each committing, as they always have (a person's
+    // resolution waits for one statement, not for the whole evaluation); the forecast's causes
+    // are a temporary table of this session, dropped before and after.
+    let drop_causes = "DROP TABLE IF EXISTS pg_temp.alert_forecast";
+    sqlx::query(drop_causes).execute(&mut *conn).await?;
+    let done = evaluate_with_causes(conn, item, expiry_days, forecast, today).await;
+    sqlx::query(drop_causes).execute(&mut *conn).await?;
+    done
 }
 
-/// [`evaluate`] inside its transaction: the forecast's causes first (a temporary table dropped
-/// at commit), then the three statements.
-async fn evaluate_in(
+/// [`evaluate`] once the forecast's causes are dropped: computes them, then the three
+/// statements. One item's evaluation covers the items of its villa with its SKU: which of them a
+/// rule's line is drawn from changes with any of them.
+async fn evaluate_with_causes(
     conn: &mut PgConnection,
     item: Option<Uuid>,
     expiry_days: u32,
@@ -108,48 +113,29 @@ async fn evaluate_in(
     today: NaiveDate,
 ) -> Result<Evaluated> {
     let days = i32::try_from(expiry_days).unwrap_or(i32::MAX);
-    // One item: its villa's items are the scope (a rule's line goes to the item of its SKU
-    // holding the most), and only its own causes are kept.
-    let property: Option<Uuid> = match item {
-        Some(item) => {
-            sqlx::query_scalar("SELECT property_id FROM inventory_items WHERE id = $1")
-                .bind(item)
-                .fetch_optional(&mut *conn)
-                .await?
-        }
+    let items: Option<Vec<Uuid>> = match item {
+        Some(item) => Some(super::forecast::with_same_sku(conn, &[item]).await?),
         None => None,
     };
-    sqlx::query("DROP TABLE IF EXISTS pg_temp.alert_forecast")
+    sqlx::query(super::forecast::ALERT_CAUSES)
+        .bind(None::<Uuid>)
+        .bind(&items)
+        .bind(today)
+        .bind(super::forecast::after(today, forecast.alert_days))
+        .bind(super::forecast::after(today, forecast.critical_days))
         .execute(&mut *conn)
         .await?;
-    if item.is_some() && property.is_none() {
-        // No such item: nothing to forecast, and the statements below find nothing either.
-        sqlx::query(
-            "CREATE TEMP TABLE alert_forecast (item_id uuid, balance numeric, run_out date, severity text, last_day date)
-             ON COMMIT DROP",
-        )
-        .execute(&mut *conn)
-        .await?;
-    } else {
-        sqlx::query(super::forecast::ALERT_CAUSES)
-            .bind(property)
-            .bind(item.map(|i| vec![i]))
-            .bind(today)
-            .bind(super::forecast::after(today, forecast.alert_days))
-            .bind(super::forecast::after(today, forecast.critical_days))
-            .execute(&mut *conn)
-            .await?;
-    }
+    let item = items;
     // Freed slots first, so that the upsert below raises their new alert in this same run.
     let resolved = sqlx::query(concat!(
         "UPDATE inventory_alerts a SET status = 'RESOLVED', resolution_action = 'AUTO_RESOLVED',
                 resolved_by = 'system', resolved_at = now(), cause_present = false, updated_at = now()
-         WHERE a.status <> 'RESOLVED' AND ($1::uuid IS NULL OR a.item_id = $1)
+         WHERE a.status <> 'RESOLVED' AND ($1::uuid[] IS NULL OR a.item_id = ANY($1::uuid[]))
            AND NOT EXISTS (SELECT 1 FROM (",
         causes!(),
         ") causes WHERE causes.item_id = a.item_id AND causes.type = a.type)"
     ))
-    .bind(item)
+    .bind(&item)
     .bind(days)
     .bind(today)
     .execute(&mut *conn)
@@ -159,13 +145,13 @@ async fn evaluate_in(
     // was resolved at (its `severity` is frozen at the resolution: only open alerts are refreshed).
     let released = sqlx::query(concat!(
         "UPDATE inventory_alerts a SET cause_present = false
-         WHERE a.cause_present AND a.status = 'RESOLVED' AND ($1::uuid IS NULL OR a.item_id = $1)
+         WHERE a.cause_present AND a.status = 'RESOLVED' AND ($1::uuid[] IS NULL OR a.item_id = ANY($1::uuid[]))
            AND NOT EXISTS (SELECT 1 FROM (",
         causes!(),
         ") causes WHERE causes.item_id = a.item_id AND causes.type = a.type
                 AND NOT (causes.severity = 'CRITICAL' AND a.severity <> 'CRITICAL'))"
     ))
-    .bind(item)
+    .bind(&item)
     .bind(days)
     .bind(today)
     .execute(&mut *conn)
@@ -195,7 +181,7 @@ async fn evaluate_in(
             RETURNING xmax = 0 AS inserted)
          SELECT count(*) FILTER (WHERE inserted) FROM upserted"
     ))
-    .bind(item)
+    .bind(&item)
     .bind(days)
     .bind(today)
     .fetch_one(&mut *conn)

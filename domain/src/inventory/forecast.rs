@@ -61,21 +61,22 @@ pub fn after(day: NaiveDate, days: u32) -> NaiveDate {
 }
 
 // The expected use per item and day, over the days `[$3, $4)`: rows (item_id, day, qty). `$1` a
-// property (NULL: every one), `$2` the items to answer for (uuid[]; NULL: every item of the
-// scope). The scope is the property's items, or all: a rule's line goes to the item of its SKU
-// holding the most, which only the whole villa tells.
+// property (NULL: every one), `$2` the items (uuid[]; NULL: every item of the property). A rule's
+// line goes to the item of its SKU holding the most, so `$2` must hold, with an item, every item
+// of its villa with its SKU ([`with_same_sku`]).
 macro_rules! daily_use {
     () => {
         concat!(
             "WITH scope AS (
     SELECT i.id, i.property_id, i.sku, i.quantity, i.use_per_stay, i.use_per_night
     FROM inventory_items i
-    WHERE i.archived_at IS NULL AND ($1::uuid IS NULL OR i.property_id = $1)),
+    WHERE i.archived_at IS NULL AND ($1::uuid IS NULL OR i.property_id = $1)
+      AND ($2::uuid[] IS NULL OR i.id = ANY($2::uuid[]))),
 stays AS (
     SELECT r.id, r.check_in, r.check_out, r.status, l.villa_id
     FROM pms_listings l JOIN pms_reservations r ON r.listing_pms_id = l.pms_id
     WHERE l.villa_id IN (SELECT DISTINCT property_id FROM scope)
-      AND r.status IN ('CONFIRMED', 'OWNER_STAY') AND r.check_out > r.check_in
+      AND r.status IN ('CONFIRMED', 'OWNER_STAY')
       AND r.check_out >= $3::date - 31 AND r.check_in <= $4::date + 31),
 rule_use AS (
     SELECT s.villa_id, c.line->>'itemSku' AS sku, o.due AS day,
@@ -109,22 +110,27 @@ events AS (
     FROM scope i JOIN stays s ON s.villa_id = i.property_id
     CROSS JOIN LATERAL generate_series(0, least(s.check_out, $4::date) - greatest(s.check_in, $3::date) - 1) AS n (k)
     WHERE i.use_per_night > 0 AND s.check_out > $3::date AND s.check_in < $4::date)
-SELECT item_id, day, sum(qty) AS qty FROM events
-WHERE $2::uuid[] IS NULL OR item_id = ANY($2::uuid[])
-GROUP BY item_id, day"
+SELECT item_id, day, sum(qty) AS qty FROM events GROUP BY item_id, day"
         )
     };
 }
 
-/// The FORECAST_SHORTAGE causes of an evaluation, as a temporary table `alert_forecast (item_id,
-/// balance, run_out, severity)` the alert statements read. `$1` a property (NULL: every one),
-/// `$2` the items (uuid[]; NULL: all of the scope), `$3` today, `$4` the end of the alert window
-/// (exclusive), `$5` the end of the critical window (exclusive).
-pub(crate) const ALERT_CAUSES: &str = concat!(
-    "CREATE TEMP TABLE alert_forecast ON COMMIT DROP AS
-WITH daily AS (",
-    daily_use!(),
-    "),
+/// The expected use per item and day ([`report`]'s statement), public for `bench/forecast.sh`,
+/// which has Postgres run it alone beside the route. `$1` a property, `$2` the items (uuid[];
+/// NULL: all), `$3` the first day, `$4` the day after the last.
+pub const DAILY_USE: &str = daily_use!();
+
+// The FORECAST_SHORTAGE causes of an evaluation: (item_id, balance, run_out, severity,
+// last_day). `$1` a property (NULL: every one), `$2` the items (uuid[], with their same-SKU
+// siblings; NULL: all of the scope), `$3` today, `$4` the end of the alert window (exclusive),
+// `$5` the end of the critical window (exclusive). An item with expected use in the window whose
+// balance at its end is below the minimum, or which runs out inside it.
+macro_rules! alert_causes {
+    () => {
+        concat!(
+            "WITH daily AS (",
+            daily_use!(),
+            "),
 cumulative AS (
     SELECT item_id, day, sum(qty) OVER (PARTITION BY item_id ORDER BY day) AS used FROM daily),
 per_item AS (
@@ -136,7 +142,34 @@ SELECT p.item_id, i.quantity - p.used AS balance, p.run_out,
        $4::date - 1 AS last_day
 FROM per_item p JOIN inventory_items i ON i.id = p.item_id
 WHERE i.quantity - p.used < i.min_stock OR p.run_out IS NOT NULL"
-);
+        )
+    };
+}
+
+/// The forecast's causes as a query, public for `bench/forecast.sh`, which has Postgres run it
+/// alone beside the evaluation.
+pub const ALERT_CAUSES_QUERY: &str = alert_causes!();
+
+/// The forecast's causes as the session's temporary table `alert_forecast`, which the alert
+/// statements read ([`super::alerts::evaluate`] drops it before and after).
+pub(crate) const ALERT_CAUSES: &str =
+    concat!("CREATE TEMP TABLE alert_forecast AS ", alert_causes!());
+
+/// `items` and every item of their villas with one of their SKUs, not archived (and `items`
+/// themselves whatever their state): what their forecast reads, since a rule's line goes to the
+/// item of its SKU holding the most.
+pub async fn with_same_sku(conn: &mut PgConnection, items: &[Uuid]) -> Result<Vec<Uuid>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM inventory_items WHERE id = ANY($1)
+         UNION
+         SELECT s.id FROM inventory_items i JOIN inventory_items s
+           ON s.property_id = i.property_id AND s.sku = i.sku AND s.archived_at IS NULL
+         WHERE i.id = ANY($1)",
+    )
+    .bind(items)
+    .fetch_all(&mut *conn)
+    .await?)
+}
 
 /// One item's line of the report.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -234,11 +267,12 @@ pub async fn report(
     .fetch_one(&mut *conn)
     .await?;
     let until = after(today, days);
-    let ids: Vec<Uuid> = items.iter().map(|i| i.id).collect();
+    let page_ids: Vec<Uuid> = items.iter().map(|i| i.id).collect();
+    let ids = with_same_sku(conn, &page_ids).await?;
     let rows: Vec<(Uuid, NaiveDate, Decimal)> = if ids.is_empty() {
         Vec::new()
     } else {
-        sqlx::query_as(daily_use!())
+        sqlx::query_as(DAILY_USE)
             .bind(property)
             .bind(&ids)
             .bind(today)
@@ -296,10 +330,7 @@ pub async fn report(
     })
 }
 
-/// A quantity as a JSON number, exact to its 3 places (no float on the way).
-fn number(d: Decimal) -> Value {
-    serde_json::from_str(&d.normalize().to_string()).unwrap_or(Value::Null)
-}
+use super::movements::number;
 
 #[cfg(test)]
 mod tests {

@@ -20,12 +20,15 @@ pub const DEFINITIONS: &str = "Villas: those the owner owns (management's ownerI
 CONFIRMED reservations of the listings linked to those villas that have nights in the month (a \
 stay occupies the nights from checkIn to the day before checkOut), as the dashboard counts them. \
 Nights: the stay's nights inside the month. Gross: the reservation's totalAmount × nights / the \
-stay's nights (its total spread evenly over its nights, the dashboard's revenue), rounded to 2 \
-decimals half away from zero. Channel commission: the reservation's channelCommission spread the \
+stay's nights (its total spread evenly over its nights, the dashboard's revenue), in cents that \
+add up, per currency, to the exact sum rounded once (half away from zero), as the dashboard's \
+revenue of the owner's listings: each share is cut to the cent and the cents left go to the \
+shares that lost the most. Channel commission: the reservation's channelCommission spread the \
 same way. Net: gross − channel commission. Owner costs: the cost lines billed to the owner \
 (billTo OWNER) that are actual costs (estimate false) of the villa's work orders COMPLETED in the \
 month (the company's days, BUSINESS_TIME_ZONE). Management fee: the owner's managementFeePercent \
-(0 when none is set) of a villa's net in a currency, rounded to 2 decimals. Balance owed to the \
+(0 when none is set) of a villa's net in a currency, rounded to 2 decimals (so the owner's fee is the sum of the villas', \
+and a negative net gives a negative fee, a credit). Balance owed to the \
 owner: net − management fee − owner costs. Money is never converted: each currency has its own \
 totals. A villa's totals are the sums of its lines; the owner's totals the sums of the villas'. A \
 stay without a currency is listed with its nights and left out of money.";
@@ -38,11 +41,12 @@ pub struct Month {
 }
 
 impl Month {
-    /// `YYYY-MM`, a month from 1900 to 9998.
+    /// `YYYY-MM`, a month from 1900-01 to 9999-11 (its next month must be a date too).
     pub fn parse(raw: &str) -> Option<Month> {
         let raw = raw.trim();
         let (year, month) = raw.split_once('-')?;
-        if year.len() != 4 || month.len() != 2 {
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if year.len() != 4 || month.len() != 2 || !digits(year) || !digits(month) {
             return None;
         }
         let first = NaiveDate::from_ymd_opt(year.parse().ok()?, month.parse().ok()?, 1)?;
@@ -92,25 +96,52 @@ pub struct StayLine {
 }
 
 impl StayLine {
-    /// `amount` spread over the stay's nights, the month's share, to the cent.
+    /// `amount` spread over the stay's nights: the month's share, exact.
     fn share(&self, amount: Decimal) -> Decimal {
         if self.nights == self.stay_nights || self.stay_nights <= 0 {
-            return round2(amount);
+            return amount;
         }
-        round2(amount * Decimal::from(self.nights) / Decimal::from(self.stay_nights))
+        amount * Decimal::from(self.nights) / Decimal::from(self.stay_nights)
     }
+}
 
-    pub fn gross(&self) -> Decimal {
-        self.share(self.total_amount)
-    }
+/// A stay's money in the statement, to the cent ([`allocate`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StayMoney {
+    pub gross: Decimal,
+    pub commission: Decimal,
+}
 
-    pub fn commission(&self) -> Decimal {
-        self.share(self.channel_commission)
-    }
-
+impl StayMoney {
     pub fn net(&self) -> Decimal {
-        self.gross() - self.commission()
+        self.gross - self.commission
     }
+}
+
+/// Rounds `exact` amounts to cents so that they add up to their sum rounded once (half away from
+/// zero), as the dashboard rounds its revenue: each is cut down to the cent, and the cents left
+/// go one each to the amounts that lost the most (the earliest first on a tie).
+pub fn allocate(exact: &[Decimal]) -> Vec<Decimal> {
+    let cent = Decimal::new(1, 2);
+    let floors: Vec<Decimal> = exact.iter().map(|x| (x / cent).floor() * cent).collect();
+    let target = round2(exact.iter().copied().sum());
+    let left = ((target - floors.iter().copied().sum::<Decimal>()) / cent)
+        .round()
+        .to_string()
+        .parse::<usize>()
+        .unwrap_or(0)
+        .min(exact.len());
+    let mut order: Vec<usize> = (0..exact.len()).collect();
+    order.sort_by(|&a, &b| {
+        (exact[b] - floors[b])
+            .cmp(&(exact[a] - floors[a]))
+            .then(a.cmp(&b))
+    });
+    let mut out = floors;
+    for &i in order.iter().take(left) {
+        out[i] += cent;
+    }
+    out
 }
 
 /// One owner-billed cost of a statement.
@@ -170,7 +201,8 @@ impl Totals {
 pub struct VillaStatement {
     pub id: Uuid,
     pub name: String,
-    pub stays: Vec<StayLine>,
+    /// Each stay with its money (zero for a stay without a currency).
+    pub stays: Vec<(StayLine, StayMoney)>,
     pub costs: Vec<CostLine>,
     /// Per currency.
     pub totals: BTreeMap<String, Totals>,
@@ -245,23 +277,54 @@ pub async fn statement(
     .bind(zone.name())
     .fetch_all(&mut *conn)
     .await?;
+    // Each currency's stays' shares, to the cent so that the owner's total is the exact sum
+    // rounded once (the dashboard's revenue of the owner's listings).
+    let mut money = vec![StayMoney::default(); stays.len()];
+    let currencies: std::collections::BTreeSet<&String> =
+        stays.iter().filter_map(|s| s.currency.as_ref()).collect();
+    for currency in currencies {
+        let of: Vec<usize> = (0..stays.len())
+            .filter(|&i| stays[i].currency.as_ref() == Some(currency))
+            .collect();
+        let gross = allocate(
+            &of.iter()
+                .map(|&i| stays[i].share(stays[i].total_amount))
+                .collect::<Vec<_>>(),
+        );
+        let commission = allocate(
+            &of.iter()
+                .map(|&i| stays[i].share(stays[i].channel_commission))
+                .collect::<Vec<_>>(),
+        );
+        for (k, &i) in of.iter().enumerate() {
+            money[i] = StayMoney {
+                gross: gross[k],
+                commission: commission[k],
+            };
+        }
+    }
+    let stays: Vec<(StayLine, StayMoney)> = stays.into_iter().zip(money).collect();
     let fee = fee_percent.unwrap_or_default();
     let mut totals: BTreeMap<String, Totals> = BTreeMap::new();
     let villas = villas
         .into_iter()
         .map(|(id, name)| {
-            let stays: Vec<StayLine> = stays.iter().filter(|s| s.villa_id == id).cloned().collect();
+            let stays: Vec<(StayLine, StayMoney)> = stays
+                .iter()
+                .filter(|(s, _)| s.villa_id == id)
+                .cloned()
+                .collect();
             let costs: Vec<CostLine> = costs.iter().filter(|c| c.villa_id == id).cloned().collect();
             let mut own: BTreeMap<String, Totals> = BTreeMap::new();
-            for stay in &stays {
+            for (stay, m) in &stays {
                 let Some(currency) = &stay.currency else {
                     continue;
                 };
                 let t = own.entry(currency.clone()).or_default();
                 t.nights += i64::from(stay.nights);
-                t.gross += stay.gross();
-                t.commission += stay.commission();
-                t.net += stay.net();
+                t.gross += m.gross;
+                t.commission += m.commission;
+                t.net += m.net();
             }
             for cost in &costs {
                 own.entry(cost.currency.clone()).or_default().costs += cost.amount;
@@ -305,7 +368,7 @@ impl Statement {
             "managementFeePercent": self.fee_percent.map(number),
             "villas": self.villas.iter().map(|v| json!({
                 "villa": {"id": v.id, "name": v.name},
-                "stays": v.stays.iter().map(|s| json!({
+                "stays": v.stays.iter().map(|(s, m)| json!({
                     "reservationId": s.reservation_id,
                     "pmsId": s.pms_id,
                     "listing": s.listing_name,
@@ -315,9 +378,10 @@ impl Statement {
                     "checkOut": s.check_out,
                     "nights": s.nights,
                     "currency": s.currency,
-                    "gross": number(s.gross()),
-                    "channelCommission": number(s.commission()),
-                    "net": number(s.net()),
+                    // A stay without a currency counts for nights only.
+                    "gross": s.currency.as_ref().map(|_| number(m.gross)),
+                    "channelCommission": s.currency.as_ref().map(|_| number(m.commission)),
+                    "net": s.currency.as_ref().map(|_| number(m.net())),
                 })).collect::<Vec<_>>(),
                 "ownerCosts": v.costs.iter().map(|c| json!({
                     "workOrderId": c.work_order_id,
@@ -379,8 +443,28 @@ mod tests {
             total_amount: "100".parse().unwrap(),
             channel_commission: "15".parse().unwrap(),
         };
-        assert_eq!(stay.gross(), "33.33".parse().unwrap());
-        assert_eq!(stay.commission(), "5".parse().unwrap());
-        assert_eq!(stay.net(), "28.33".parse().unwrap());
+        assert_eq!(
+            round2(stay.share(stay.total_amount)),
+            "33.33".parse().unwrap()
+        );
+        assert_eq!(stay.share(stay.channel_commission), "5".parse().unwrap());
+    }
+
+    #[test]
+    fn cents_add_up_to_the_sum_rounded_once() {
+        let third: Decimal = Decimal::from(100) / Decimal::from(3);
+        let out = allocate(&[third, third, third]);
+        assert_eq!(
+            out,
+            ["33.34", "33.33", "33.33"].map(|s| s.parse::<Decimal>().unwrap())
+        );
+        assert_eq!(out.iter().copied().sum::<Decimal>(), Decimal::from(100));
+        let exact = ["10.005", "20.004", "0.001"].map(|s| s.parse::<Decimal>().unwrap());
+        let out = allocate(&exact);
+        assert_eq!(
+            out.iter().copied().sum::<Decimal>(),
+            round2("30.010".parse().unwrap())
+        );
+        assert_eq!(allocate(&[]), Vec::<Decimal>::new());
     }
 }

@@ -13,7 +13,7 @@ use tests::{TestApp, eventually};
 use uuid::Uuid;
 
 use crate::inventory::{get, item, location};
-use crate::turnovers::{day, linked_villa, stay};
+use crate::turnovers::{day, generate, linked_villa, stay};
 
 fn num(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
@@ -64,7 +64,7 @@ async fn the_forecast_follows_the_stays_and_its_alerts_follow_the_forecast(pool:
     let villa = linked_villa(&app, 801, "Villa Forecast").await;
     // E began before today (nights T-3..T+1), A three nights, B two, C an owner's two, D
     // cancelled.
-    stay(&pool, 98001, 801, "CONFIRMED", day(t, -3), day(t, 2)).await;
+    let e = stay(&pool, 98001, 801, "CONFIRMED", day(t, -3), day(t, 2)).await;
     let a = stay(&pool, 98002, 801, "CONFIRMED", day(t, 1), day(t, 4)).await;
     stay(&pool, 98003, 801, "CONFIRMED", day(t, 6), day(t, 8)).await;
     stay(&pool, 98004, 801, "OWNER_STAY", day(t, 10), day(t, 12)).await;
@@ -184,6 +184,33 @@ async fn the_forecast_follows_the_stays_and_its_alerts_follow_the_forecast(pool:
         Some(t),
         "2 a night from tonight, 1 held"
     );
+
+    // Completing E's checkout clean draws now what the forecast expected of it: its occurrence
+    // leaves the forecast and the stock drops by as much, so nothing ahead changes.
+    generate(&app).await;
+    let clean: Uuid = sqlx::query_scalar("SELECT id FROM work_orders WHERE reservation_id = $1")
+        .bind(e)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    for status in ["IN_PROGRESS", "COMPLETED"] {
+        let (code, body) = crate::management_villas::send(
+            &app,
+            reqwest::Method::PATCH,
+            &format!("/maintenance/work-orders/{clean}"),
+            "staff",
+            Some(json!({"status": status})),
+        )
+        .await;
+        assert_eq!(code, 200, "{body}");
+    }
+    let (_, after) = get(&app, &path, "viewer").await;
+    for (name, quantity, balance) in [("Soap", 8.0, 4.0), ("Towel", 4.0, -1.0)] {
+        let l = line(&after, name);
+        assert_eq!(num(&l["quantity"]), quantity, "{name} drawn: {l}");
+        assert_eq!(num(&l["balanceAtHorizon"]), balance, "{name}: {l}");
+    }
+    assert_eq!(date(&line(&after, "Towel")["runOutDate"]), Some(day(t, 8)));
 
     // Bad input is named.
     for (query, field) in [

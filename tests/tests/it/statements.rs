@@ -229,6 +229,22 @@ async fn a_statement_adds_up_and_its_gross_is_the_dashboards_revenue(pool: PgPoo
         0,
     )
     .await;
+    // Three stays of 100 with one of their three nights in September: 33.333… each, which the
+    // statement writes 33.34 + 33.33 + 33.33 = 100.00, the dashboard's revenue.
+    for k in 0..3 {
+        booked(
+            &pool,
+            9202 + k,
+            902,
+            "CONFIRMED",
+            "GBP",
+            "2026-09-30",
+            "2026-10-03",
+            100,
+            0,
+        )
+        .await;
+    }
     completed_work(
         &app,
         alam,
@@ -321,6 +337,19 @@ async fn a_statement_adds_up_and_its_gross_is_the_dashboards_revenue(pool: PgPoo
         figures(totals_of(&st["totals"], "EUR")),
         [2.0, 400.0, 0.0, 400.0, 80.0, 50.0, 270.0]
     );
+    assert_eq!(
+        figures(totals_of(&st["totals"], "GBP")),
+        [3.0, 100.0, 0.0, 100.0, 20.0, 0.0, 80.0]
+    );
+    let mut thirds: Vec<f64> = villas[1]["stays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["currency"] == "GBP")
+        .map(|s| s["gross"].as_f64().unwrap())
+        .collect();
+    thirds.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    assert_eq!(thirds, [33.34, 33.33, 33.33]);
 
     // Every total is the sum of its lines.
     for villa in villas {
@@ -386,7 +415,7 @@ async fn a_statement_adds_up_and_its_gross_is_the_dashboards_revenue(pool: PgPoo
     .fetch_all(&pool)
     .await
     .unwrap();
-    for (currency, gross) in [("USD", 1100.0), ("EUR", 400.0)] {
+    for (currency, gross) in [("USD", 1100.0), ("EUR", 400.0), ("GBP", 100.0)] {
         let (status, metrics) = tests::pms::get(&app, &format!(
             "/reporting/dashboard/metrics?startDate=2026-09-01&endDate=2026-09-30&currency={currency}&listingIds={}",
             listings.join(",")), "viewer").await;
@@ -423,7 +452,8 @@ async fn a_statement_adds_up_and_its_gross_is_the_dashboards_revenue(pool: PgPoo
     .await;
     let export = crate::reporting_exports::wait_done(&app, id).await;
     assert_eq!(export["status"], "COMPLETED", "{export}");
-    assert_eq!(export["rowCount"], 3 + 1 + 2 + 1 + 1 + 2 + 2, "{export}");
+    // Alam: 3 stays, 1 cost, 2 totals; Bukit: 4 stays, 1 cost, 3 totals; the owner: 3 totals.
+    assert_eq!(export["rowCount"], 3 + 1 + 2 + 4 + 1 + 3 + 3, "{export}");
     let (_, bytes) = crate::reporting_exports::download(&app, id).await;
     let rows = crate::reporting_exports::parse_csv(
         String::from_utf8_lossy(&bytes).trim_start_matches('\u{feff}'),
@@ -441,6 +471,7 @@ async fn a_statement_adds_up_and_its_gross_is_the_dashboards_revenue(pool: PgPoo
         json!({"type": "ownerStatement", "ownerId": owner, "startDate": "2026-09-01"}),
         json!({"type": "ownerStatement", "month": "2026-09"}),
         json!({"type": "revenue", "ownerId": owner}),
+        json!({"type": "ownerStatement", "ownerId": owner, "month": "2026-09", "currency": "USD"}),
     ] {
         let res = tests::pms::request(&app, Method::POST, "/reporting/export", "viewer")
             .json(&body)

@@ -128,7 +128,7 @@ async fn owner_statement_rows(
     };
     let mut rows = Vec::new();
     for villa in &statement.villas {
-        for stay in &villa.stays {
+        for (stay, m) in &villa.stays {
             let priced = stay.currency.is_some();
             let amount = |d| if priced { Cell::Money(d) } else { Cell::Empty };
             rows.push(vec![
@@ -146,9 +146,9 @@ async fn owner_statement_rows(
                 Cell::Date(stay.check_in),
                 Cell::Int(i64::from(stay.nights)),
                 text(stay.currency.clone()),
-                amount(stay.gross()),
-                amount(stay.commission()),
-                amount(stay.net()),
+                amount(m.gross),
+                amount(m.commission),
+                amount(m.net()),
                 Cell::Empty,
                 Cell::Empty,
                 Cell::Empty,
