@@ -7,8 +7,10 @@
 #      next to Postgres running the forecast's statement for the villa alone (PREPARE/EXECUTE).
 #      Target: under 200 ms for the villa.
 #   2. A full stock alert evaluation (worker-alerts, the scheduler's job) over about 100,000 items
-#      in 300 villas with such forecasts: its run time from the job row, then a second run with
-#      nothing changed, next to Postgres computing the forecast's causes alone. Target: under 10 s.
+#      in 300 villas with such forecasts (a tenth of the items projected below their minimum
+#      within FORECAST_ALERT_DAYS, a fiftieth running out within days): its run time from the job
+#      row, then a second run with nothing changed, next to Postgres computing the forecast's
+#      causes alone. Target: under 10 s.
 # Exits 1 when a target is missed. Uses a scratch database and a private redis-server.
 #   Usage: bench/forecast.sh            RUNS=20 VILLAS=300 ITEMS_PER_VILLA=334
 set -euo pipefail
@@ -53,7 +55,9 @@ INSERT INTO inventory_items (id, property_id, location_id, name, sku, category, 
                              max_stock, use_per_stay, use_per_night)
 SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad(n::text, 12, '0'))::uuid,
        ('00000000-0000-7000-9000-' || lpad(n::text, 12, '0'))::uuid,
-       'Item ' || lpad(i::text, 3, '0'), 'SKU-' || i, 'LINENS', 'EACH', 40 + i % 200, 20, 400,
+       'Item ' || lpad(i::text, 3, '0'), 'SKU-' || i, 'LINENS', 'EACH',
+       -- A tenth run short within the alert window (a fiftieth out within days), the rest last.
+       CASE WHEN i % 50 = 0 THEN 2 WHEN i % 10 = 0 THEN 24 ELSE 60 + i % 200 END, 20, 400,
        CASE WHEN i % 5 = 0 THEN 1 END, CASE WHEN i % 3 = 0 THEN 0.5 END
 FROM generate_series(1, $VILLAS) n,
      LATERAL generate_series(1, CASE WHEN n = 1 THEN 300 ELSE $ITEMS_PER_VILLA END) i;

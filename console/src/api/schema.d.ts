@@ -7700,19 +7700,19 @@ export interface components {
         StatementStay: {
             channel: string;
             /** Format: double */
-            channelCommission: number;
+            channelCommission?: number | null;
             /** Format: date */
             checkIn: string;
             /** Format: date */
             checkOut: string;
-            /** @description Null: the PMS gave none (nights only, no money). */
+            /** @description Null: the PMS gave none (nights only, no money: the amounts are null too). */
             currency?: string | null;
             /** Format: double */
-            gross: number;
+            gross?: number | null;
             guestName?: string | null;
             listing: string;
             /** Format: double */
-            net: number;
+            net?: number | null;
             /**
              * Format: int32
              * @description Nights inside the month.
