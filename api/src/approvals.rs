@@ -377,9 +377,8 @@ pub async fn decide(
         let mut tx = state.pool.begin().await?;
         let outcome =
             approvals::decide_by_link(&mut tx, id, decision, note.as_deref(), &seen, &from).await?;
-        let shown = approvals::page(&mut tx, id).await?;
         tx.commit().await?;
-        Ok::<_, domain::Error>((outcome, shown))
+        Ok::<_, domain::Error>(outcome)
     }
     .await;
     let (outcome, shown) = match outcome {

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use rust_decimal::Decimal;
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::Sha256;
 use sqlx::PgConnection;
 use uuid::Uuid;
@@ -225,19 +225,25 @@ async fn supersede_links(conn: &mut PgConnection, work_order: Uuid) -> Result<()
 /// it goes back. COMPLETED and CANCELLED work orders are left as they are (their lines are the
 /// bill). An emergency's work order is flagged instead of held.
 pub async fn reassess(conn: &mut PgConnection, work_order: Uuid, by: &str) -> Result<()> {
-    let (status, before, emergency): (String, Option<String>, bool) = sqlx::query_as(
-        "SELECT status, status_before_approval,
-                EXISTS (SELECT 1 FROM emergencies e WHERE e.work_order_id = w.id)
+    let (status, before, emergency, flagged): (String, Option<String>, bool, bool) =
+        sqlx::query_as(
+            "SELECT status, status_before_approval,
+                EXISTS (SELECT 1 FROM emergencies e WHERE e.work_order_id = w.id),
+                approval_skipped IS NOT NULL
          FROM work_orders w WHERE id = $1 FOR UPDATE",
-    )
-    .bind(work_order)
-    .fetch_optional(&mut *conn)
-    .await?
-    .ok_or(Error::NotFound("work order"))?;
+        )
+        .bind(work_order)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or(Error::NotFound("work order"))?;
     if matches!(status.as_str(), "COMPLETED" | "CANCELLED") {
         return Ok(());
     }
     let estimate = owner_estimate(conn, work_order).await?;
+    // Most work orders bill the owner no estimate: nothing to wait for, flag or release.
+    if estimate.is_empty() && status != "AWAITING_APPROVAL" && !flagged {
+        return Ok(());
+    }
     let threshold = threshold_of(conn, work_order).await?;
     let needs = needs_approval(&estimate, threshold.as_ref())
         && !approved_estimate(conn, work_order)
@@ -543,7 +549,9 @@ pub enum LinkDecision {
 }
 
 /// A decision from the owner's page: `seen` is the estimate the page showed ([`describe`]),
-/// `from` the address the answer came from. Locks the work order, then the approval.
+/// `from` the address the answer came from. Locks the work order, then the approval. Answers
+/// the outcome with the page as it read it under those locks (what the answer page shows: the
+/// villa, the work order and the estimate a decision does not change).
 pub async fn decide_by_link(
     conn: &mut PgConnection,
     id: Uuid,
@@ -551,7 +559,7 @@ pub async fn decide_by_link(
     note: Option<&str>,
     seen: &str,
     from: &str,
-) -> Result<LinkDecision> {
+) -> Result<(LinkDecision, ApprovalPage)> {
     let work_order: Uuid = sqlx::query_scalar(
         "SELECT work_order_id FROM work_order_approvals WHERE id = $1 AND channel = 'LINK'",
     )
@@ -566,10 +574,10 @@ pub async fn decide_by_link(
         .await?;
     let shown = page(conn, id).await?;
     if let Some(closed) = shown.closed {
-        return Ok(LinkDecision::Closed(closed));
+        return Ok((LinkDecision::Closed(closed), shown));
     }
     if describe(&shown.estimate) != seen {
-        return Ok(LinkDecision::EstimateChanged);
+        return Ok((LinkDecision::EstimateChanged, shown));
     }
     sqlx::query(
         "UPDATE work_order_approvals SET decision = $2, decided_at = now(), note = $3, decided_from = $4,
@@ -593,7 +601,7 @@ pub async fn decide_by_link(
         OWNER_ON_LINK,
     )
     .await?;
-    Ok(LinkDecision::Recorded { status })
+    Ok((LinkDecision::Recorded { status }, shown))
 }
 
 /// An approval or a refusal the owner gave by phone, recorded by a manager (`by`): the work
@@ -775,14 +783,6 @@ pub async fn reassess_villas(conn: &mut PgConnection, villas: &[Uuid], by: &str)
         reassess(conn, id, by).await?;
     }
     Ok(())
-}
-
-/// The threshold as the API shows it: `{amount, currency}` or null.
-pub fn threshold_json(threshold: Option<&Money>) -> Value {
-    threshold.map_or(
-        Value::Null,
-        |t| json!({"amount": t.amount, "currency": t.currency}),
-    )
 }
 
 #[cfg(test)]
