@@ -337,6 +337,7 @@ fn bad_form(message: &str) -> Response {
         (status = 400, description = "A form without a decision, or with a note over 2000 characters: a page saying so", content_type = "text/html"),
         (status = 404, description = "A forged or unknown link", content_type = "text/html"),
         (status = 409, description = "The estimate changed since the page was opened: the page again, with the new figures", content_type = "text/html"),
+        (status = 413, description = "A form larger than 64 KiB: a page saying so", content_type = "text/html"),
         (status = 410, description = "A link already answered, replaced or expired: nothing changed", content_type = "text/html"),
         (status = 503, description = "The database cannot be reached: nothing changed", content_type = "text/html")),
     security(()))]
@@ -508,8 +509,13 @@ pub async fn photo(
     }
 }
 
+/// The largest form the page takes: a 2000-character note, percent-encoded, fits with room.
+pub const FORM_LIMIT: usize = 64 * 1024;
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(show, decide))
         .routes(routes!(photo))
+        // A larger body is refused (413, as a page) before it is read whole.
+        .layer(axum::extract::DefaultBodyLimit::max(FORM_LIMIT))
 }

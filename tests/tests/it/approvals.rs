@@ -680,6 +680,12 @@ async fn the_owner_decides_on_the_page_of_a_signed_link_once(pool: PgPool) {
     )
     .await;
     assert_eq!(status, 400, "a NUL in the note: {html}");
+    let huge = "x".repeat(100 * 1024);
+    let (status, html) = post_form(&app, &url, &[("decision", "APPROVED"), ("note", &huge)]).await;
+    assert_eq!(
+        status, 413,
+        "a form past 64 KiB is refused as a page: {html}"
+    );
     let long = "x".repeat(2001);
     let (status, _) = post_form(
         &app,
