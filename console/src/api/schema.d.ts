@@ -14060,7 +14060,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The body is larger than allowed: 1 MiB (1,048,576 bytes) for a JSON body; BODY_LIMIT_BYTES for a body that carries files (multipart, or base64 in the onboarding uploads and wizard steps) */
+            /** @description A form larger than 64 KiB: a page saying so */
             413: {
                 headers: {
                     [name: string]: unknown;
